@@ -1,0 +1,35 @@
+// The result of semantic matching between two runs (docs/matching.md).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/run.h"
+
+namespace magneton::analysis {
+
+// A pair of regions, one per run, that compute the same values: the same
+// (equivalent) input tensors go in and equivalent output tensors come out.
+struct RegionMatch {
+  int64_t id = 0;
+  std::vector<int64_t> ops_a, ops_b;          // top-level op ids on each side
+  std::vector<int64_t> inputs_a, inputs_b;    // boundary tensors (equivalent pairwise)
+  std::vector<int64_t> outputs_a, outputs_b;
+  double output_rel_diff = 0;                 // largest relative fingerprint difference of outputs
+  int depth = 0;                              // recursion depth of Algorithm 1 that produced it
+};
+
+struct MatchResult {
+  std::vector<RegionMatch> regions;           // disjoint on each side, in topological order
+  std::vector<int64_t> unmatched_a, unmatched_b;
+  std::vector<std::pair<int64_t, int64_t>> tensor_pairs;  // equivalent cut-point tensors (a, b)
+};
+
+struct MatchOptions {
+  double tolerance = 1e-2;  // relative fingerprint tolerance (docs/matching.md)
+};
+
+// Matches the dataflow graphs of two runs. Pure: no I/O, no GPU.
+MatchResult MatchRuns(const Run& a, const Run& b, const MatchOptions& options = {});
+
+}  // namespace magneton::analysis

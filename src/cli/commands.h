@@ -1,0 +1,26 @@
+// Each subcommand lives in its own cmd_*.cpp and registers itself here.
+// Register* adds a CLI11 subcommand and sets `run` to its action when chosen.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+#include "core/status.h"
+
+namespace magneton::cli {
+
+// Exit codes (docs/cli.md): 0 ok, 1 finding/regression, 2 bad input or usage.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFinding = 1;
+inline constexpr int kExitBadInput = 2;
+
+using Action = std::function<int()>;
+
+// Prints "magneton: <message>" on stderr and returns the exit code for it.
+int Fail(const Error& error);
+
+void RegisterInfo(CLI::App& app, Action& run);
+void RegisterDoctor(CLI::App& app, Action& run);
+
+}  // namespace magneton::cli

@@ -1,0 +1,209 @@
+// The Run: everything recorded about one process of one workload, in memory.
+// Every tool loads it the same way (live capture writes a .mgt store, every
+// reader calls LoadRun), so analysis never sees capture code.
+//
+// Conventions:
+//  - Ids are dense: table[i].id == i. Writers assign them in order; LoadRun
+//    checks it. Cross references use -1 for "none".
+//  - Times are nanoseconds on one clock, RunInfo::clock_domain
+//    ("CLOCK_MONOTONIC"); CUPTI, the samplers and the recorders all use it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace magneton {
+
+inline constexpr int64_t kNone = -1;
+inline constexpr int32_t kHostDevice = -1;  // tensors/ops on the CPU
+
+struct RunInfo {
+  std::string command;          // argv joined, as the user typed it
+  std::string host;
+  std::string clock_domain = "CLOCK_MONOTONIC";
+  std::string magneton_version;
+  int64_t pid = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  std::map<std::string, std::string> extra;  // free-form: framework versions, rank, label...
+};
+
+struct Device {
+  int32_t id = 0;               // index into Run::devices
+  std::string kind;             // "gpu" or "cpu"
+  std::string name;             // "NVIDIA H200"
+  std::string uuid;
+  int32_t ordinal = 0;          // CUDA ordinal for GPUs
+  int64_t memory_bytes = 0;
+};
+
+// Layout-invariant summary of a tensor's values (see docs/matching.md).
+// Permutes, reshapes and contiguous copies leave numel, moments, norms and the
+// sorted-value quantiles unchanged; the unfolding spectra are compared as a set.
+struct Fingerprint {
+  int64_t numel = 0;
+  double mean = 0, stddev = 0, min = 0, max = 0;
+  double l1 = 0, l2 = 0;                  // sum |x|, sqrt(sum x^2)
+  std::vector<float> quantiles;            // values at evenly spaced ranks, min..max
+  std::vector<std::vector<float>> spectra; // leading singular values per mode unfolding
+  bool empty() const { return numel == 0; }
+};
+
+struct Tensor {
+  int64_t id = 0;
+  int64_t storage = 0;          // storage identity (data pointer or allocation id)
+  int64_t offset = 0;           // storage offset, elements
+  int64_t version = 0;          // version counter at the time it was seen
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;
+  std::string dtype;            // "float32", "bfloat16", "int64", ...
+  int32_t device = kHostDevice; // Run::devices id, or kHostDevice
+  std::optional<Fingerprint> fingerprint;
+  int64_t numel() const {
+    int64_t n = 1;
+    for (auto d : shape) n *= d;
+    return n;
+  }
+};
+
+struct Op {
+  int64_t id = 0;
+  int64_t parent = kNone;       // enclosing op (nesting), kNone at top level
+  std::string name;             // "aten::addmm", "jax:dot_general"
+  std::string schema;           // full signature where known
+  std::string framework;        // "torch", "jax", "nvtx"
+  int64_t sequence = kNone;     // autograd sequence number
+  int64_t forward_op = kNone;   // for backward ops: the forward op they belong to
+  int64_t thread = 0;
+  int64_t start_ns = 0, end_ns = 0;
+  int64_t stack = kNone;        // Run::stacks id of the call site
+  int32_t device = kHostDevice;
+  std::vector<int64_t> inputs;  // tensor ids, argument order
+  std::vector<int64_t> outputs;
+};
+
+struct Kernel {
+  int64_t id = 0;
+  std::string name;             // demangled
+  int32_t device = 0;
+  int64_t stream = 0;
+  int64_t start_ns = 0, end_ns = 0;
+  int32_t grid[3] = {0, 0, 0};
+  int32_t block[3] = {0, 0, 0};
+  int32_t registers = 0;
+  int32_t static_smem = 0, dynamic_smem = 0;
+  int64_t correlation = 0;      // CUPTI correlation id of the launching API call
+  int64_t op = kNone;           // Run::ops id that launched it
+  int64_t stack = kNone;        // native+python stack at launch, when recorded
+};
+
+// Memcpy, memset and synchronization records, CUPTI-style.
+struct Transfer {
+  int64_t id = 0;
+  std::string kind;             // "HtoD", "DtoH", "DtoD", "memset", "sync", ...
+  int64_t bytes = 0;
+  int32_t device = 0;
+  int64_t stream = 0;
+  int64_t start_ns = 0, end_ns = 0;
+  int64_t correlation = 0;
+  int64_t op = kNone;
+};
+
+struct ApiCall {
+  int64_t id = 0;
+  std::string name;             // "cudaLaunchKernel", "cuMemcpyAsync"
+  std::string domain;           // "runtime" or "driver"
+  int64_t thread = 0;
+  int64_t start_ns = 0, end_ns = 0;
+  int64_t correlation = 0;
+  int64_t stack = kNone;
+};
+
+// A named time range: NVTX push/pop or start/end, JAX named scopes, user windows.
+struct Range {
+  int64_t id = 0;
+  std::string name;
+  std::string domain;           // NVTX domain, "magneton" for Monitor windows
+  int64_t thread = 0;
+  int64_t start_ns = 0, end_ns = 0;
+  int64_t parent = kNone;
+};
+
+struct Frame {
+  int64_t id = 0;
+  std::string kind;             // "python" or "native"
+  std::string function;
+  std::string file;
+  int32_t line = 0;
+  std::string module;           // shared object for native frames
+};
+
+struct Stack {
+  int64_t id = 0;
+  std::vector<int64_t> frames;  // innermost first
+};
+
+// A time series of one sensor of one device: power, energy counter, clocks,
+// utilization, CPU time. Only changes of a reading are stored, each with the
+// time it was first seen, so window edges can be aligned to sensor updates.
+struct SensorSeries {
+  int64_t id = 0;
+  int32_t device = 0;           // Run::devices id
+  std::string sensor;           // see docs/run-format.md: "power.instant", "energy.total", ...
+  std::string unit;             // "W", "J", "MHz", "%", "s"
+  std::string source;           // "nvml", "rapl", "meter", "procfs", "estimate"
+  std::vector<int64_t> t_ns;
+  std::vector<double> value;
+};
+
+// Energy of one operator key measured by replaying it (docs/energy.md).
+struct ReplayMeasurement {
+  int64_t id = 0;
+  int64_t op = kNone;           // a representative op
+  std::string key;              // operator + shapes + dtypes + kernels
+  int32_t device = 0;
+  int64_t calls = 0;            // calls per window
+  int32_t repeats = 0;          // windows measured
+  double seconds_per_call = 0;
+  double joules_per_call = 0;   // total energy (static + dynamic)
+  double idle_watts = 0;        // subtract x seconds for the above-idle part
+  double cv = 0;                // coefficient of variation over repeats
+  std::string status;           // "ok", "budget", "mismatch", ...
+};
+
+// A problem in the input, counted rather than only logged (Perfetto style).
+struct Stat {
+  std::string name;             // "cupti_records_dropped"
+  std::string severity;         // "info", "data_loss", "error"
+  int64_t value = 0;
+  std::string description;
+};
+
+struct Run {
+  RunInfo info;
+  std::vector<Device> devices;
+  std::vector<Op> ops;
+  std::vector<Tensor> tensors;
+  std::vector<Kernel> kernels;
+  std::vector<Transfer> transfers;
+  std::vector<ApiCall> api_calls;
+  std::vector<Range> ranges;
+  std::vector<Frame> frames;
+  std::vector<Stack> stacks;
+  std::vector<SensorSeries> series;
+  std::vector<ReplayMeasurement> replays;
+  std::map<std::string, std::string> config;  // configuration snapshot
+  std::vector<Stat> stats;
+
+  // The series for (device, sensor), or nullptr.
+  const SensorSeries* FindSeries(int32_t device, const std::string& sensor) const {
+    for (const auto& s : series)
+      if (s.device == device && s.sensor == sensor) return &s;
+    return nullptr;
+  }
+};
+
+}  // namespace magneton

@@ -1,0 +1,70 @@
+// The run store: one SQLite file per recorded run (.mgt). Schema and its
+// versioning are described in docs/run-format.md.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/run.h"
+#include "core/status.h"
+
+namespace magneton {
+
+// Schema version written by this build. A reader accepts any file with the same
+// major version (minor additions are backward compatible) and refuses a newer
+// major with a clear message.
+inline constexpr int kSchemaMajor = 1;
+inline constexpr int kSchemaMinor = 0;
+
+// Streams a run into a store. Rows are batched in transactions, committed at
+// least once a second (checked on every add) and on Flush/Close, so a killed
+// workload loses at most its last second. Not thread-safe: callers serialize.
+// Ids of added rows must be dense and in order (see run.h).
+class RunWriter {
+ public:
+  // Creates `path`. Refuses to overwrite an existing file unless `overwrite`.
+  static Result<std::unique_ptr<RunWriter>> Create(const std::string& path, const RunInfo& info,
+                                                   bool overwrite = false);
+  virtual ~RunWriter() = default;
+
+  virtual Status SetInfo(const RunInfo& info) = 0;  // rewrites the run metadata (e.g. end_ns)
+  virtual Status Add(const Device& d) = 0;
+  virtual Status Add(const Op& op) = 0;             // with its inputs/outputs edges
+  virtual Status Add(const Tensor& t) = 0;
+  virtual Status Add(const Kernel& k) = 0;
+  virtual Status Add(const Transfer& t) = 0;
+  virtual Status Add(const ApiCall& a) = 0;
+  virtual Status Add(const Range& r) = 0;
+  virtual Status Add(const Frame& f) = 0;
+  virtual Status Add(const Stack& s) = 0;
+  virtual Status Add(const ReplayMeasurement& m) = 0;
+  virtual Status Add(const Stat& s) = 0;            // adds to an existing stat of that name
+  // A series is declared once, then appended to.
+  virtual Status AddSeries(const SensorSeries& s) = 0;  // id, device, sensor, unit, source, and any points
+  virtual Status AddSample(int64_t series_id, int64_t t_ns, double value) = 0;
+  virtual Status SetConfig(const std::string& key, const std::string& value) = 0;
+  // Links an already written kernel/transfer to an op (late correlation).
+  virtual Status LinkKernel(int64_t kernel_id, int64_t op_id) = 0;
+
+  virtual Status Flush() = 0;
+  virtual Status Close() = 0;  // flushes; the writer is unusable after
+};
+
+// Writes a whole in-memory Run (tests, converters, replay results).
+Status SaveRun(const Run& run, const std::string& path, bool overwrite = false);
+
+// Loads a run file into memory. Errors name the file: missing, not a run file,
+// truncated/corrupt, newer schema.
+Result<Run> LoadRun(const std::string& path);
+
+// Reads only the schema version and RunInfo (fast; for `info` and listings).
+struct StoreHeader {
+  int schema_major = 0, schema_minor = 0;
+  RunInfo info;
+};
+Result<StoreHeader> ReadHeader(const std::string& path);
+
+// Adds replay measurements to an existing run file (the replay pass).
+Status AppendReplays(const std::string& path, const std::vector<ReplayMeasurement>& replays);
+
+}  // namespace magneton

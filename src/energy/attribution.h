@@ -1,0 +1,35 @@
+// Attribution: gives each kernel its share of the measured device energy, keeps
+// idle gaps as idle energy, and rolls kernels up to ops and ranges. Pure over a
+// Run (docs/energy.md documents the split).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/run.h"
+
+namespace magneton::energy {
+
+struct DeviceEnergy {
+  int32_t device = 0;
+  int64_t start_ns = 0, end_ns = 0;
+  double total_j = 0;   // energy-counter delta over the window (or integral of power)
+  double busy_j = 0;    // attributed to kernels/transfers
+  double idle_j = 0;    // gaps with nothing running
+  std::string method;   // "energy.total", "power.instant integral", "unavailable"
+};
+
+struct Attribution {
+  std::vector<DeviceEnergy> devices;
+  std::vector<double> kernel_j;             // by Kernel id (NaN where unmeasured)
+  std::vector<double> op_j;                 // by Op id, inclusive of children's kernels
+  std::vector<double> op_gpu_ns;            // by Op id, kernel time inclusive
+  std::map<int64_t, double> range_j;        // by Range id
+  bool measured = false;                    // false: no energy series in the run
+};
+
+Attribution Attribute(const Run& run);
+
+}  // namespace magneton::energy
