@@ -22,5 +22,6 @@ int Fail(const Error& error);
 
 void RegisterInfo(CLI::App& app, Action& run);
 void RegisterDoctor(CLI::App& app, Action& run);
+void RegisterMeasure(CLI::App& app, Action& run);
 
 }  // namespace magneton::cli

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   Action run;
   RegisterInfo(app, run);
   RegisterDoctor(app, run);
+  RegisterMeasure(app, run);
 
   try {
     app.parse(argc, argv);
@@ -37,8 +38,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    // One line, then a pointer to --help; usage errors exit 2 like bad input.
-    fmt::print(stderr, "magneton: {}\nRun 'magneton --help' for usage.\n", e.what());
+    // One line with a pointer to --help; usage errors exit 2 like bad input.
+    fmt::print(stderr, "magneton: {} (see 'magneton --help')\n", e.what());
     return kExitBadInput;
   }
   return run ? run() : kExitBadInput;

@@ -29,6 +29,7 @@ struct RunInfo {
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   std::map<std::string, std::string> extra;  // free-form: framework versions, rank, label...
+  friend bool operator==(const RunInfo&, const RunInfo&) = default;
 };
 
 struct Device {
@@ -38,6 +39,7 @@ struct Device {
   std::string uuid;
   int32_t ordinal = 0;          // CUDA ordinal for GPUs
   int64_t memory_bytes = 0;
+  friend bool operator==(const Device&, const Device&) = default;
 };
 
 // Layout-invariant summary of a tensor's values (see docs/matching.md).
@@ -50,6 +52,7 @@ struct Fingerprint {
   std::vector<float> quantiles;            // values at evenly spaced ranks, min..max
   std::vector<std::vector<float>> spectra; // leading singular values per mode unfolding
   bool empty() const { return numel == 0; }
+  friend bool operator==(const Fingerprint&, const Fingerprint&) = default;
 };
 
 struct Tensor {
@@ -67,6 +70,7 @@ struct Tensor {
     for (auto d : shape) n *= d;
     return n;
   }
+  friend bool operator==(const Tensor&, const Tensor&) = default;
 };
 
 struct Op {
@@ -83,6 +87,7 @@ struct Op {
   int32_t device = kHostDevice;
   std::vector<int64_t> inputs;  // tensor ids, argument order
   std::vector<int64_t> outputs;
+  friend bool operator==(const Op&, const Op&) = default;
 };
 
 struct Kernel {
@@ -98,6 +103,7 @@ struct Kernel {
   int64_t correlation = 0;      // CUPTI correlation id of the launching API call
   int64_t op = kNone;           // Run::ops id that launched it
   int64_t stack = kNone;        // native+python stack at launch, when recorded
+  friend bool operator==(const Kernel&, const Kernel&) = default;
 };
 
 // Memcpy, memset and synchronization records, CUPTI-style.
@@ -110,6 +116,7 @@ struct Transfer {
   int64_t start_ns = 0, end_ns = 0;
   int64_t correlation = 0;
   int64_t op = kNone;
+  friend bool operator==(const Transfer&, const Transfer&) = default;
 };
 
 struct ApiCall {
@@ -120,6 +127,7 @@ struct ApiCall {
   int64_t start_ns = 0, end_ns = 0;
   int64_t correlation = 0;
   int64_t stack = kNone;
+  friend bool operator==(const ApiCall&, const ApiCall&) = default;
 };
 
 // A named time range: NVTX push/pop or start/end, JAX named scopes, user windows.
@@ -130,6 +138,7 @@ struct Range {
   int64_t thread = 0;
   int64_t start_ns = 0, end_ns = 0;
   int64_t parent = kNone;
+  friend bool operator==(const Range&, const Range&) = default;
 };
 
 struct Frame {
@@ -139,11 +148,13 @@ struct Frame {
   std::string file;
   int32_t line = 0;
   std::string module;           // shared object for native frames
+  friend bool operator==(const Frame&, const Frame&) = default;
 };
 
 struct Stack {
   int64_t id = 0;
   std::vector<int64_t> frames;  // innermost first
+  friend bool operator==(const Stack&, const Stack&) = default;
 };
 
 // A time series of one sensor of one device: power, energy counter, clocks,
@@ -157,6 +168,7 @@ struct SensorSeries {
   std::string source;           // "nvml", "rapl", "meter", "procfs", "estimate"
   std::vector<int64_t> t_ns;
   std::vector<double> value;
+  friend bool operator==(const SensorSeries&, const SensorSeries&) = default;
 };
 
 // Energy of one operator key measured by replaying it (docs/energy.md).
@@ -172,6 +184,7 @@ struct ReplayMeasurement {
   double idle_watts = 0;        // subtract x seconds for the above-idle part
   double cv = 0;                // coefficient of variation over repeats
   std::string status;           // "ok", "budget", "mismatch", ...
+  friend bool operator==(const ReplayMeasurement&, const ReplayMeasurement&) = default;
 };
 
 // A problem in the input, counted rather than only logged (Perfetto style).
@@ -180,6 +193,7 @@ struct Stat {
   std::string severity;         // "info", "data_loss", "error"
   int64_t value = 0;
   std::string description;
+  friend bool operator==(const Stat&, const Stat&) = default;
 };
 
 struct Run {

@@ -45,6 +45,7 @@ class RunWriter {
   virtual Status SetConfig(const std::string& key, const std::string& value) = 0;
   // Links an already written kernel/transfer to an op (late correlation).
   virtual Status LinkKernel(int64_t kernel_id, int64_t op_id) = 0;
+  virtual Status LinkTransfer(int64_t transfer_id, int64_t op_id) = 0;
 
   virtual Status Flush() = 0;
   virtual Status Close() = 0;  // flushes; the writer is unusable after

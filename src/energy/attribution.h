@@ -19,6 +19,11 @@ struct DeviceEnergy {
   double busy_j = 0;    // attributed to kernels/transfers
   double idle_j = 0;    // gaps with nothing running
   std::string method;   // "energy.total", "power.instant integral", "unavailable"
+  // Added by src/energy:
+  double idle_w = 0;    // mean power over the idle gaps (0 when there were none)
+  int64_t busy_ns = 0;  // time with at least one kernel or transfer running
+  int64_t idle_ns = 0;
+  std::string source;   // sampler of the series used: "nvml", "rapl", "meter"
 };
 
 struct Attribution {
@@ -28,6 +33,8 @@ struct Attribution {
   std::vector<double> op_gpu_ns;            // by Op id, kernel time inclusive
   std::map<int64_t, double> range_j;        // by Range id
   bool measured = false;                    // false: no energy series in the run
+  // Added by src/energy:
+  std::vector<double> transfer_j;           // by Transfer id (NaN where unmeasured; "sync" records get 0)
 };
 
 Attribution Attribute(const Run& run);

@@ -31,6 +31,10 @@ class SampleSink {
   virtual ~SampleSink() = default;
   virtual void OnSample(int series_index, int64_t t_ns, double value) = 0;
   virtual void OnStat(const Stat& stat) = 0;
+  // Announces a series that appears while sampling (a new thread seen by
+  // procfs, a new meter channel) at `series_index` >= series().size(), before
+  // its first sample. Sinks that cannot take new series may ignore it.
+  virtual void OnSeries(int series_index, const SeriesSpec& spec) {}
 };
 
 class Sampler {

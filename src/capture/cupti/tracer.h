@@ -6,8 +6,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
+#include "core/run.h"
 #include "core/status.h"
 
 namespace magneton {
@@ -23,6 +26,23 @@ struct TracerOptions {
   bool nvtx = true;          // NVTX push/pop and start/end ranges
   bool stacks = false;       // native call stacks at launch (libunwind)
   std::string only_ranges;   // record only inside NVTX ranges matching this prefix ("magneton:")
+
+  // Added with the implementation (docs/tracing.md):
+  // The run's device table, shared with the energy samplers (SampleBuffer::Attach):
+  // GPUs are matched by uuid, else CUDA ordinal, and added when absent.
+  // nullptr: the tracer adds no Device rows and a kernel's device is its CUDA ordinal.
+  std::vector<Device>* devices = nullptr;
+  // Held by the tracer's drain thread while it writes; pass the mutex you
+  // hold when you use the same writer during the recording. nullptr: the
+  // tracer is the writer's only user until Stop returns.
+  std::mutex* writer_mutex = nullptr;
+  bool start_paused = false;  // nothing is recorded until SetEnabled(true)
+  int64_t delay_ns = 0;       // record from start + delay ...
+  int64_t duration_ns = -1;   // ... for this long (-1: until Stop)
+  std::string dump_dir;       // save raw activity records to <dir>/cupti-<pid>.bin (activity_dump.h)
+  int64_t dump_max_bytes = 8 << 20;
+  size_t buffer_bytes = 4 << 20;  // activity buffers handed to CUPTI ...
+  size_t max_buffers = 64;        // ... at most this many at once; beyond, records are dropped and counted
 };
 
 class CuptiTracer {
@@ -40,6 +60,15 @@ class CuptiTracer {
   // Flushes activity buffers into the writer; Stop also unsubscribes.
   virtual Status Flush() = 0;
   virtual Status Stop() = 0;
+
+  // Added with the implementation: what was recorded so far (any thread).
+  struct Counts {
+    int64_t kernels = 0, transfers = 0, api_calls = 0, ranges = 0;
+    int64_t dropped = 0;          // records CUPTI dropped for want of a buffer
+    int64_t stacks = 0;           // distinct launch stacks
+    bool disabled = false;        // a CUPTI error stopped the tracing
+  };
+  virtual Counts counts() const = 0;
 };
 
 }  // namespace magneton::capture

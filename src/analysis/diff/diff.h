@@ -1,0 +1,81 @@
+// Differential energy debugging of two runs (paper §4.3, docs/diff.md):
+// match the regions that compute the same values, cost each side, group the
+// regions that repeat the same code, give each group a verdict and rank the
+// waste by what switching to the lean side would save.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/diff/finding.h"
+#include "analysis/diff/rules.h"
+#include "analysis/match/region_match.h"
+#include "core/run.h"
+#include "energy/attribution.h"
+
+namespace magneton::analysis {
+
+struct DiffOptions {
+  double threshold = 0.10;         // waste: costly side spends >= this much more (fraction)
+  double max_speedup = 0.01;       // ...and is not faster than the lean side by more than this
+  double output_tolerance = 0.01;  // ...and outputs agree within this relative difference
+  double match_tolerance = 1e-2;   // fingerprint tolerance handed to MatchRuns
+  double min_share = 0.001;        // groups below this share of the run's cost are noise
+  double significance = 2.0;       // mean log-ratio must exceed this many standard errors
+  int64_t iterations = 0;          // 0: from RunInfo.extra["iterations"], else 1
+  std::vector<Rule> rules;         // known inefficiency patterns (rules/*.json)
+};
+
+inline constexpr double kMinThreshold = 0.05;  // below this, measurement noise dominates
+
+// What one run contributes to the report.
+struct RunSummary {
+  std::string path, command, host, label;
+  bool energy_measured = false;     // an energy or power series was recorded
+  bool has_replays = false;         // replay measurements were used for some ops
+  bool has_kernels = false;         // device kernels were recorded
+  double joules = kUnmeasured;      // whole-run energy (all devices)
+  double seconds = 0;               // recording window
+  int64_t iterations = 1;
+  int64_t ops = 0, kernels = 0;
+  std::vector<std::string> devices; // "gpu NVIDIA H200", "cpu"
+  std::vector<std::string> energy_methods;  // per device: how its energy was obtained
+  double cost() const { return std::isnan(joules) ? seconds : joules; }
+};
+
+// One matched region pair, for side-by-side views.
+struct RegionPair {
+  int64_t region = 0;               // RegionMatch id
+  int finding = -1;                 // index into DiffReport::findings
+  std::vector<std::string> ops_a, ops_b;  // top-level op names
+  SideCost a, b;
+  double output_rel_diff = 0;
+};
+
+struct DiffReport {
+  static constexpr int kSchemaVersion = 1;   // docs/json-schema.md
+  RunSummary a, b;
+  DiffOptions options;
+  bool energy_measured = false;     // both sides: costs are joules; else seconds
+  std::string cost_unit;            // "J" or "s"
+  std::vector<Finding> findings;    // waste by saving, then trade-offs, then noise
+  std::vector<RegionPair> regions;
+  int64_t unmatched_ops_a = 0, unmatched_ops_b = 0;
+  double matched_share_a = 0, matched_share_b = 0;  // of the whole run's cost, in regions
+  std::vector<ConfigDelta> config;  // every key that differs between the snapshots
+  std::vector<std::string> notes;   // what could not be measured, fallbacks taken
+
+  int waste_count() const;
+  double total_saved_per_iteration() const;
+};
+
+// The pure core: runs, their match and their attribution in, report out.
+DiffReport Diff(const Run& a, const Run& b, const MatchResult& match,
+                const energy::Attribution& energy_a, const energy::Attribution& energy_b,
+                const DiffOptions& options);
+
+// Matches (MatchRuns) and attributes (Attribute), then Diff.
+DiffReport DiffRuns(const Run& a, const Run& b, const DiffOptions& options);
+
+}  // namespace magneton::analysis

@@ -1,0 +1,56 @@
+// The cost (energy and time) of a set of operators in one run. Energy comes
+// from replay measurements where the run has them (one per operator key,
+// docs/energy.md), else from attribution; with no energy at all, time stands
+// in and the cost says so (CostSource::kTime).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/diff/finding.h"
+#include "core/run.h"
+#include "energy/attribution.h"
+
+namespace magneton::analysis {
+
+class CostModel {
+ public:
+  CostModel(const Run& run, const energy::Attribution& attribution);
+
+  bool energy_measured() const { return attribution_.measured; }
+  bool has_kernels() const { return !run_.kernels.empty(); }
+  bool used_replays() const { return !replay_by_signature_.empty(); }
+
+  // The cost of these ops; an op nested inside another op of the set counts once.
+  SideCost Cost(const std::vector<int64_t>& ops) const;
+  // The recording window: all devices' energy, the run's duration.
+  SideCost WholeRun() const;
+
+  const std::vector<int64_t>& children(int64_t op) const { return children_[op]; }
+  // The op and every op nested in it, in id order.
+  std::vector<int64_t> Subtree(int64_t op) const;
+
+  // Device time of the op's kernels (inclusive); wall time on a run without kernels.
+  double Seconds(int64_t op) const;
+
+  // Operator key for replay lookup: name and input dtypes and shapes.
+  std::string Signature(const Op& op) const;
+
+ private:
+  struct OpCost {
+    double joules = 0, seconds = 0;
+    bool replayed = false;
+  };
+  OpCost CostOf(int64_t op) const;
+  double AttributedJoules(int64_t op) const;
+
+  const Run& run_;
+  const energy::Attribution& attribution_;
+  std::vector<std::vector<int64_t>> children_;
+  std::unordered_map<std::string, const ReplayMeasurement*> replay_by_signature_;
+  std::vector<char> has_replay_below_;  // by op: it or a descendant has a replay
+};
+
+}  // namespace magneton::analysis

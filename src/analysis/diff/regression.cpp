@@ -1,0 +1,26 @@
+#include "analysis/diff/regression.h"
+
+#include <algorithm>
+
+namespace magneton::analysis {
+
+RegressionReport FindRegressions(const DiffReport& diff, double max_regression) {
+  RegressionReport out;
+  out.max_regression = max_regression;
+  double base = diff.a.cost(), now = diff.b.cost();
+  out.whole_pct = base > 0 ? (now / base - 1) * 100 : 0;
+  if (base > 0 && out.whole_pct > max_regression * 100)
+    out.regressions.push_back({"whole run", base, now, out.whole_pct, nullptr});
+  std::vector<Regression> regions;
+  for (const auto& f : diff.findings) {
+    if (f.verdict == Verdict::kNoise || f.costly != 'b') continue;
+    regions.push_back({f.label, f.a.cost(), f.b.cost(), f.cost_delta_pct, &f});
+  }
+  std::stable_sort(regions.begin(), regions.end(), [](const Regression& x, const Regression& y) {
+    return x.now - x.base > y.now - y.base;
+  });
+  out.regressions.insert(out.regressions.end(), regions.begin(), regions.end());
+  return out;
+}
+
+}  // namespace magneton::analysis

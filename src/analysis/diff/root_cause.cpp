@@ -1,0 +1,350 @@
+#include "analysis/diff/root_cause.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_set>
+
+#include <fmt/core.h>
+#include <fmt/format.h>
+
+#include "analysis/diff/call_site.h"
+
+namespace magneton::analysis {
+namespace {
+
+constexpr size_t kMaxParams = 12;
+
+// Every op of the region: the top-level ops and everything nested in them.
+std::vector<int64_t> AllOps(const RegionSide& s) {
+  std::vector<int64_t> out;
+  for (auto op : *s.ops)
+    if (op >= 0 && op < static_cast<int64_t>(s.run->ops.size()))
+      for (auto o : s.cost->Subtree(op)) out.push_back(o);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<const Kernel*> KernelsOf(const RegionSide& s) {
+  auto ops = AllOps(s);
+  std::unordered_set<int64_t> in(ops.begin(), ops.end());
+  std::vector<const Kernel*> out;
+  for (const auto& k : s.run->kernels)
+    if (in.count(k.op)) out.push_back(&k);
+  std::sort(out.begin(), out.end(),
+            [](const Kernel* x, const Kernel* y) { return x->start_ns < y->start_ns; });
+  return out;
+}
+
+// Sorted by time spent, then name, so the heaviest differences come first.
+std::vector<NamedCount> Sorted(std::map<std::string, NamedCount> by_name) {
+  std::vector<NamedCount> out;
+  for (auto& [name, nc] : by_name) out.push_back(std::move(nc));
+  std::stable_sort(out.begin(), out.end(),
+                   [](const NamedCount& x, const NamedCount& y) { return x.seconds > y.seconds; });
+  return out;
+}
+
+std::vector<NamedCount> CountOps(const RegionSide& s, const std::vector<int64_t>& ops) {
+  std::map<std::string, NamedCount> by_name;
+  for (auto id : ops) {
+    const Op& op = s.run->ops[id];
+    auto& nc = by_name[op.name];
+    if (nc.count++ == 0) {
+      nc.name = op.name;
+      nc.call_site = UserCallSite(*s.run, op.stack);
+    }
+    nc.seconds += s.cost->Seconds(id);
+  }
+  return Sorted(std::move(by_name));
+}
+
+int64_t StackOfKernel(const Run& run, const Kernel& k) {
+  if (k.stack >= 0) return k.stack;
+  return k.op >= 0 && k.op < static_cast<int64_t>(run.ops.size()) ? run.ops[k.op].stack : kNone;
+}
+
+std::vector<NamedCount> CountKernels(const Run& run, const std::vector<const Kernel*>& kernels) {
+  std::map<std::string, NamedCount> by_name;
+  for (const Kernel* k : kernels) {
+    auto& nc = by_name[k->name];
+    if (nc.count++ == 0) {
+      nc.name = k->name;
+      nc.call_site = UserCallSite(run, StackOfKernel(run, *k));
+    }
+    nc.seconds += (k->end_ns - k->start_ns) * 1e-9;
+  }
+  return Sorted(std::move(by_name));
+}
+
+// What x has more of than y (counts and time scaled to the surplus).
+std::vector<NamedCount> Surplus(const std::vector<NamedCount>& x, const std::vector<NamedCount>& y) {
+  std::map<std::string, int64_t> ycount;
+  for (const auto& nc : y) ycount[nc.name] = nc.count;
+  std::vector<NamedCount> out;
+  for (const auto& nc : x) {
+    int64_t extra = nc.count - ycount[nc.name];
+    if (extra <= 0) continue;
+    NamedCount e = nc;
+    e.seconds = nc.seconds * static_cast<double>(extra) / static_cast<double>(nc.count);
+    e.count = extra;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::string Truncate(const std::string& s, size_t n = 60) {
+  return s.size() <= n ? s : s.substr(0, n - 3) + "...";
+}
+
+std::string Names(const std::vector<NamedCount>& v, size_t limit = 3) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < v.size() && i < limit; ++i)
+    parts.push_back(v[i].count > 1 ? fmt::format("{} x{}", Truncate(v[i].name), v[i].count)
+                                   : Truncate(v[i].name));
+  if (v.size() > limit) parts.push_back(fmt::format("{} more", v.size() - limit));
+  return parts.empty() ? "nothing extra" : fmt::format("{}", fmt::join(parts, " + "));
+}
+
+std::string Dims(const std::vector<int64_t>& v) { return fmt::format("[{}]", fmt::join(v, ",")); }
+
+bool IsContiguous(const Tensor& t) {
+  if (t.strides.empty()) return true;  // strides not recorded: nothing to say
+  int64_t expected = 1;
+  for (size_t i = t.shape.size(); i-- > 0;) {
+    if (t.shape[i] != 1 && i < t.strides.size() && t.strides[i] != expected) return false;
+    expected *= t.shape[i];
+  }
+  return true;
+}
+
+// Pairs the i-th occurrence of each name on one side with the i-th on the other.
+template <class T, class Name>
+std::vector<std::pair<T, T>> PairByName(const std::vector<T>& x, const std::vector<T>& y, Name name) {
+  std::map<std::string, std::vector<T>> ys;
+  for (const auto& e : y) ys[name(e)].push_back(e);
+  std::map<std::string, size_t> used;
+  std::vector<std::pair<T, T>> out;
+  for (const auto& e : x) {
+    auto& bucket = ys[name(e)];
+    size_t& i = used[name(e)];
+    if (i < bucket.size()) out.emplace_back(e, bucket[i++]);
+  }
+  return out;
+}
+
+void AddDelta(std::vector<ParamDelta>& out, const std::string& subject, const std::string& param,
+              const std::string& va, const std::string& vb) {
+  if (va == vb || out.size() >= kMaxParams) return;
+  for (const auto& d : out)  // one line per (parameter, values), however often it repeats
+    if (d.parameter == param && d.value_a == va && d.value_b == vb) return;
+  out.push_back({subject, param, va, vb});
+}
+
+std::vector<ParamDelta> LayoutDeltas(const RegionSide& a, const std::vector<int64_t>& wa,
+                                     const RegionSide& b, const std::vector<int64_t>& wb) {
+  std::vector<ParamDelta> out;
+  using Named = std::pair<std::string, int64_t>;
+  auto named = [](const Run& run, const std::vector<int64_t>& ops) {
+    std::vector<Named> v;
+    for (auto id : ops) v.emplace_back(run.ops[id].name, id);
+    return v;
+  };
+  for (auto [na, nb] : PairByName(named(*a.run, wa), named(*b.run, wb),
+                                  [](const Named& n) { return n.first; })) {
+    int64_t ia = na.second, ib = nb.second;
+    const Op& oa = a.run->ops[ia];
+    const Op& ob = b.run->ops[ib];
+    size_t n = std::min(oa.inputs.size(), ob.inputs.size());
+    for (size_t i = 0; i < n; ++i) {
+      auto ta = oa.inputs[i], tb = ob.inputs[i];
+      if (ta < 0 || tb < 0 || ta >= static_cast<int64_t>(a.run->tensors.size()) ||
+          tb >= static_cast<int64_t>(b.run->tensors.size()))
+        continue;
+      const Tensor& x = a.run->tensors[ta];
+      const Tensor& y = b.run->tensors[tb];
+      std::string subject = fmt::format("{} input {}", oa.name, i);
+      AddDelta(out, subject, "dtype", x.dtype, y.dtype);
+      AddDelta(out, subject, "shape", Dims(x.shape), Dims(y.shape));
+      if (!x.strides.empty() && !y.strides.empty()) {
+        AddDelta(out, subject, "strides", Dims(x.strides), Dims(y.strides));
+        AddDelta(out, subject, "contiguous", IsContiguous(x) ? "yes" : "no",
+                 IsContiguous(y) ? "yes" : "no");
+      }
+    }
+  }
+  return out;
+}
+
+std::string Triple(const int32_t v[3]) { return fmt::format("({},{},{})", v[0], v[1], v[2]); }
+
+std::vector<ParamDelta> LaunchDeltas(const std::vector<const Kernel*>& ka,
+                                     const std::vector<const Kernel*>& kb) {
+  std::vector<ParamDelta> out;
+  for (auto [x, y] : PairByName(ka, kb, [](const Kernel* k) { return k->name; })) {
+    std::string subject = "kernel " + Truncate(x->name);
+    AddDelta(out, subject, "grid", Triple(x->grid), Triple(y->grid));
+    AddDelta(out, subject, "block", Triple(x->block), Triple(y->block));
+    AddDelta(out, subject, "registers", std::to_string(x->registers), std::to_string(y->registers));
+    AddDelta(out, subject, "static_smem", std::to_string(x->static_smem), std::to_string(y->static_smem));
+    AddDelta(out, subject, "dynamic_smem", std::to_string(x->dynamic_smem),
+             std::to_string(y->dynamic_smem));
+  }
+  return out;
+}
+
+// The first op on a side whose name the other side lacks (else its first op).
+int64_t FirstDiffering(const std::vector<int64_t>& ops, const Run& run,
+                       const std::vector<NamedCount>& only) {
+  for (auto id : ops)
+    for (const auto& nc : only)
+      if (run.ops[id].name == nc.name) return id;
+  return ops.empty() ? kNone : ops.front();
+}
+
+// The costliest kernel on a side whose name the other side lacks (else its first).
+const Kernel* CostliestDiffering(const std::vector<const Kernel*>& ks,
+                                 const std::vector<NamedCount>& only) {
+  const Kernel* best = nullptr;
+  for (const Kernel* k : ks)
+    for (const auto& nc : only)
+      if (k->name == nc.name && (!best || k->end_ns - k->start_ns > best->end_ns - best->start_ns))
+        best = k;
+  return best ? best : (ks.empty() ? nullptr : ks.front());
+}
+
+std::vector<std::string> NamesOf(const std::vector<NamedCount>& v) {
+  std::vector<std::string> out;
+  for (const auto& nc : v) out.push_back(nc.name);
+  return out;
+}
+
+}  // namespace
+
+bool IsMetadataOp(const std::string& name) {
+  static const std::set<std::string> kMetadata = {
+      "aten::view", "aten::_unsafe_view", "aten::reshape", "aten::_reshape_alias", "aten::t",
+      "aten::transpose", "aten::permute", "aten::expand", "aten::expand_as", "aten::as_strided",
+      "aten::unsqueeze", "aten::squeeze", "aten::slice", "aten::select", "aten::narrow",
+      "aten::split", "aten::split_with_sizes", "aten::chunk", "aten::unbind", "aten::detach",
+      "aten::alias", "aten::numpy_T", "aten::lift_fresh", "aten::resolve_conj", "aten::resolve_neg",
+      "aten::contiguous", "aten::to", "aten::flatten", "aten::unflatten", "aten::view_as",
+      "aten::empty", "aten::empty_like", "aten::empty_strided", "aten::size", "aten::stride",
+      "aten::is_nonzero", "aten::item", "aten::_local_scalar_dense", "detach"};
+  return kMetadata.count(name) > 0;
+}
+
+std::vector<int64_t> WorkerOps(const RegionSide& s) {
+  std::vector<int64_t> out;
+  for (auto id : AllOps(s)) {
+    if (IsMetadataOp(s.run->ops[id].name)) continue;
+    auto sub = s.cost->Subtree(id);
+    bool leaf = std::all_of(sub.begin(), sub.end(),
+                            [&](int64_t o) { return o == id || IsMetadataOp(s.run->ops[o].name); });
+    if (leaf) out.push_back(id);
+  }
+  return out;
+}
+
+RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
+                        const std::vector<ConfigDelta>& config, const std::vector<Rule>& rules) {
+  RootCause rc;
+  auto wa = WorkerOps(a), wb = WorkerOps(b);
+  auto ops_a = CountOps(a, wa), ops_b = CountOps(b, wb);
+  auto ka = KernelsOf(a), kb = KernelsOf(b);
+  auto kn_a = CountKernels(*a.run, ka), kn_b = CountKernels(*b.run, kb);
+
+  auto only_ops_a = Surplus(ops_a, ops_b), only_ops_b = Surplus(ops_b, ops_a);
+  auto only_k_a = Surplus(kn_a, kn_b), only_k_b = Surplus(kn_b, kn_a);
+  // What the rules see: every op, and what each side has that the other lacks.
+  RuleSubject subject;
+  subject.costly = costly;
+  subject.ops = NamesOf(ops_a);
+  for (auto& n : NamesOf(ops_b)) subject.ops.push_back(std::move(n));
+  subject.costly_ops = NamesOf(costly == 'a' ? only_ops_a : only_ops_b);
+  subject.lean_ops = NamesOf(costly == 'a' ? only_ops_b : only_ops_a);
+  subject.costly_kernels = NamesOf(costly == 'a' ? only_k_a : only_k_b);
+  subject.lean_kernels = NamesOf(costly == 'a' ? only_k_b : only_k_a);
+  subject.config = config;
+
+  if (!only_ops_a.empty() || !only_ops_b.empty()) {
+    Evidence e;
+    e.kind = EvidenceClass::kOperators;
+    e.summary = fmt::format("different operators: a runs {}, b runs {}", Names(only_ops_a),
+                            Names(only_ops_b));
+    e.only_a = std::move(only_ops_a);
+    e.only_b = std::move(only_ops_b);
+    e.all_a = ops_a;
+    e.all_b = ops_b;
+    int64_t oa = FirstDiffering(wa, *a.run, e.only_a), ob = FirstDiffering(wb, *b.run, e.only_b);
+    if (oa >= 0 && ob >= 0)
+      e.divergence = FirstDivergence(*a.run, a.run->ops[oa].stack, *b.run, b.run->ops[ob].stack);
+    rc.evidence.push_back(std::move(e));
+  }
+
+  if (!only_k_a.empty() || !only_k_b.empty()) {
+    Evidence e;
+    e.kind = EvidenceClass::kKernels;
+    e.summary = rc.evidence.empty()
+                    ? fmt::format("same operators, different kernels: a launches {}, b launches {}",
+                                  Names(only_k_a), Names(only_k_b))
+                    : fmt::format("different kernels: a launches {}, b launches {}",
+                                  Names(only_k_a), Names(only_k_b));
+    e.only_a = std::move(only_k_a);
+    e.only_b = std::move(only_k_b);
+    e.all_a = kn_a;
+    e.all_b = kn_b;
+    const Kernel* xa = CostliestDiffering(ka, e.only_a);
+    const Kernel* xb = CostliestDiffering(kb, e.only_b);
+    if (xa && xb)
+      e.divergence = FirstDivergence(*a.run, StackOfKernel(*a.run, *xa), *b.run,
+                                     StackOfKernel(*b.run, *xb));
+    e.params = LayoutDeltas(a, wa, b, wb);  // layouts steer kernel choice too
+    rc.evidence.push_back(std::move(e));
+  }
+
+  if (rc.evidence.empty()) {
+    // Same operators and kernels: what they were given, and how they were launched.
+    auto params = LaunchDeltas(ka, kb);
+    for (auto& d : LayoutDeltas(a, wa, b, wb))
+      if (params.size() < kMaxParams) params.push_back(std::move(d));
+    Evidence e;
+    e.all_a = ka.empty() ? ops_a : kn_a;
+    e.all_b = kb.empty() ? ops_b : kn_b;
+    if (!params.empty()) {
+      e.kind = EvidenceClass::kLaunch;
+      const auto& d = params.front();
+      e.summary = fmt::format("same {}, different launch parameters or input layouts: {} {} {} vs {}",
+                              ka.empty() ? "operators" : "kernels", d.subject, d.parameter,
+                              d.value_a, d.value_b);
+      e.params = std::move(params);
+    } else {
+      e.kind = EvidenceClass::kNone;
+      e.summary = ka.empty() && kb.empty()
+                      ? "same operators and input layouts: nothing in the code path differs"
+                      : "same operators, kernels and launch parameters: nothing in the code path "
+                        "differs";
+    }
+    rc.evidence.push_back(std::move(e));
+  }
+
+  // Known patterns: recommendations, and the configuration keys that steer
+  // the choice each piece of evidence shows.
+  std::set<std::string> seen;
+  for (auto& e : rc.evidence) {
+    subject.evidence = e.kind;
+    subject.params.clear();
+    for (const auto& d : e.params) subject.params.push_back(d.subject + " " + d.parameter);
+    for (auto& m : MatchRules(rules, subject)) {
+      for (auto& d : m.steering)
+        if (std::none_of(e.config.begin(), e.config.end(),
+                         [&](const ConfigDelta& x) { return x.key == d.key; }))
+          e.config.push_back(d);
+      if (seen.insert(m.hit.id).second) rc.rules.push_back(std::move(m.hit));
+    }
+  }
+  return rc;
+}
+
+}  // namespace magneton::analysis

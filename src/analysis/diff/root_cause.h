@@ -1,0 +1,41 @@
+// Why two matched regions cost differently, strongest evidence first
+// (docs/diff.md): different operators, then different kernels for the same
+// operators, then the same kernels launched differently or fed different
+// input layouts. Known patterns (rules) add recommendations and name the
+// configuration keys that steer the choice.
+#pragma once
+
+#include <vector>
+
+#include "analysis/diff/finding.h"
+#include "analysis/diff/region_cost.h"
+#include "analysis/diff/rules.h"
+#include "analysis/match/region_match.h"
+#include "core/run.h"
+
+namespace magneton::analysis {
+
+// One side of a region, as root-cause analysis sees it.
+struct RegionSide {
+  const Run* run = nullptr;
+  const CostModel* cost = nullptr;
+  const std::vector<int64_t>* ops = nullptr;  // top-level op ids of the region
+};
+
+struct RootCause {
+  std::vector<Evidence> evidence;  // strongest first; never empty
+  std::vector<RuleHit> rules;
+};
+
+// Ops that only describe or allocate memory (views, reshapes, empty) do no
+// work of their own; operator comparisons look past them.
+bool IsMetadataOp(const std::string& name);
+
+// The ops that do the work of a region: not metadata, and nothing under them
+// that is not metadata (an aten::linear is its aten::addmm). Id order.
+std::vector<int64_t> WorkerOps(const RegionSide& side);
+
+RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
+                        const std::vector<ConfigDelta>& config, const std::vector<Rule>& rules);
+
+}  // namespace magneton::analysis

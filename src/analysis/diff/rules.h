@@ -1,0 +1,57 @@
+// Known inefficiency patterns, kept as data (rules/*.json, docs/diff.md):
+// which operators, kernels and configuration keys make up the pattern, and
+// what to tell the user. Code only evaluates them.
+#pragma once
+
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "analysis/diff/finding.h"
+#include "core/status.h"
+
+namespace magneton::analysis {
+
+struct Pattern {
+  std::string text;  // as written in the rule file
+  std::regex re;     // ECMAScript, case-insensitive, searched (not anchored)
+};
+
+struct Rule {
+  std::string id, title, recommendation;
+  std::string file;                          // the rules file it came from
+  std::vector<EvidenceClass> evidence;       // classes it applies to; empty: any
+  std::vector<Pattern> ops;                  // each must match an operator of the region
+  std::vector<Pattern> costly_ops, lean_ops; // each must match an operator only that side runs
+  std::vector<Pattern> costly_kernels, lean_kernels;  // ... a kernel only that side launches
+  std::vector<Pattern> params;               // each must match a differing "<subject> <parameter>"
+  std::vector<Pattern> config;               // configuration keys that steer this choice;
+                                             // given: one of them must differ between runs
+};
+
+// What a finding looks like to the rules.
+struct RuleSubject {
+  EvidenceClass evidence = EvidenceClass::kNone;
+  std::vector<std::string> ops;                          // every worker op, both sides
+  std::vector<std::string> costly_ops, lean_ops;         // ops one side runs more of
+  std::vector<std::string> costly_kernels, lean_kernels; // kernels one side launches more of
+  std::vector<std::string> params;           // "<subject> <parameter>" of each ParamDelta
+  std::vector<ConfigDelta> config;           // every differing key, values as a/b
+  char costly = 'a';
+};
+
+struct RuleMatch {
+  RuleHit hit;
+  std::vector<ConfigDelta> steering;         // differing keys named by the rule
+};
+
+// Parses one rules file: {"rules": [ {...}, ... ]} (docs/diff.md).
+Result<std::vector<Rule>> ParseRules(const std::string& json_text, const std::string& file);
+// Loads every *.json in a directory, in name order.
+Result<std::vector<Rule>> LoadRulesDir(const std::string& dir);
+
+// The rules that match, in rule order. {key}, {costly_value}, {lean_value}
+// in a recommendation are filled from the first steering key.
+std::vector<RuleMatch> MatchRules(const std::vector<Rule>& rules, const RuleSubject& subject);
+
+}  // namespace magneton::analysis

@@ -1,0 +1,42 @@
+// Tensor equivalence from stored fingerprints (docs/matching.md, "Tensor
+// equivalence"). Two tensors are equivalent when their fingerprints agree
+// within a relative tolerance: a permute, reshape or contiguous copy changes
+// none of the compared features, a cast or a TF32 matmul changes them a little.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "core/run.h"
+
+namespace magneton::analysis {
+
+// Values of different classes are never equivalent; within a class a cast
+// (float32 -> bfloat16, int32 -> int64) keeps the values close.
+enum class DtypeClass : uint8_t { kFloat, kInt, kBool, kOther };
+DtypeClass ClassifyDtype(const std::string& dtype);
+
+inline constexpr double kNotComparable = std::numeric_limits<double>::infinity();
+
+// Root mean square of the values: the scale all absolute differences are
+// measured against. 0 for an empty or missing fingerprint.
+double RootMeanSquare(const Fingerprint& fp);
+
+// A fingerprint that can tell tensors apart: at least two values that are not
+// all equal. Constants (zeros, masks of ones, scalars) match far too much to
+// serve as evidence.
+bool Informative(const Tensor& t);
+
+// The largest relative difference over the fingerprint features:
+//  - rms, mean and stddev relative to the larger rms;
+//  - l1 relative to the larger l1;
+//  - each quantile (min and max included) relative to max(rms, |value|), so
+//    a cast's per-element relative error maps to the same relative difference;
+//  - when both shapes are the same dims up to order (a permutation; size-1
+//    dims ignored), the unfolding spectra matched as a multiset by dim size.
+// 0 for identical values in any layout; kNotComparable when either
+// fingerprint is missing or numel or dtype class differ.
+double FingerprintDifference(const Tensor& a, const Tensor& b);
+
+}  // namespace magneton::analysis

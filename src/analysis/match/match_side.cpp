@@ -1,0 +1,100 @@
+#include "analysis/match/match_side.h"
+
+#include <algorithm>
+
+namespace magneton::analysis {
+
+bool MatchSide::IsRootIn(int32_t v, int32_t begin) const {
+  const Adjacency& p = graph.pred;
+  for (const int32_t* u = p.from(v); u != p.to(v); ++u)
+    if (*u >= begin) return false;
+  return true;
+}
+
+namespace {
+
+// Picks main outputs and marks the core: dead ends in order of decreasing
+// longest-path depth; one whose ancestry meets an existing component is a
+// side output, one whose ancestry is new starts a component. Every node is
+// explored at most once.
+void FindComponents(MatchSide& s) {
+  const DataflowGraph& g = s.graph;
+  const int32_t n = g.num_nodes();
+  std::vector<int32_t> longest(n, 0);
+  for (int32_t v = 0; v < n; ++v)
+    for (const int32_t* u = g.pred.from(v); u != g.pred.to(v); ++u) longest[v] = std::max(longest[v], longest[*u] + 1);
+  std::vector<int32_t> dead_ends;
+  for (int32_t v = 0; v < n; ++v)
+    if (g.succ.size(v) == 0) dead_ends.push_back(v);
+  std::sort(dead_ends.begin(), dead_ends.end(), [&](int32_t x, int32_t y) {
+    return longest[x] != longest[y] ? longest[x] > longest[y] : x > y;
+  });
+
+  // walk[v]: the dead end whose walk reached v first, -1 while unseen.
+  std::vector<int32_t> walk(n, -1);
+  std::vector<uint8_t> side(n, 0);
+  std::vector<int32_t> stack, seen;
+  for (int32_t d : dead_ends) {
+    if (walk[d] >= 0) continue;
+    bool meets = false;
+    seen.assign(1, d);
+    stack.assign(1, d);
+    walk[d] = d;
+    while (!stack.empty()) {
+      const int32_t v = stack.back();
+      stack.pop_back();
+      for (const int32_t* u = g.pred.from(v); u != g.pred.to(v); ++u) {
+        if (walk[*u] >= 0) {
+          meets |= walk[*u] != d;
+          continue;
+        }
+        walk[*u] = d;
+        seen.push_back(*u);
+        stack.push_back(*u);
+      }
+    }
+    if (meets) {
+      for (int32_t v : seen) side[v] = 1;
+    } else {
+      s.main_outputs.push_back(d);
+    }
+  }
+  s.core.assign(n, 0);
+  for (int32_t v = 0; v < n; ++v) s.core[v] = walk[v] >= 0 && !side[v];
+  std::sort(s.main_outputs.begin(), s.main_outputs.end());
+}
+
+}  // namespace
+
+MatchSide AnalyzeSide(const Run& run) {
+  MatchSide s;
+  s.run = &run;
+  s.graph = BuildDataflowGraph(run);
+  const DataflowGraph& g = s.graph;
+  const int32_t n = g.num_nodes();
+  FindComponents(s);
+
+  s.flow.assign(n, 0);
+  for (int32_t v = 0; v < n; ++v) {
+    bool f = g.reads_graph_input[v];
+    for (const int32_t* u = g.pred.from(v); u != g.pred.to(v) && !f; ++u) f = s.flow[*u];
+    s.flow[v] = f;
+  }
+
+  std::vector<int32_t> order;
+  order.reserve(n);
+  for (int32_t v = n - 1; v >= 0; --v)
+    if (s.core[v]) order.push_back(v);
+  s.pdom = DominatorTree::Build(n, order, [&](int32_t v, auto&& visit) {
+    for (const int32_t* w = g.succ.from(v); w != g.succ.to(v); ++w) visit(*w);
+  });
+
+  s.last_core_read.assign(g.values.size(), -1);
+  for (int32_t v = 0; v < n; ++v) {
+    if (!s.core[v]) continue;
+    for (const int32_t* r = g.reads.from(v); r != g.reads.to(v); ++r) s.last_core_read[*r] = v;
+  }
+  return s;
+}
+
+}  // namespace magneton::analysis

@@ -1,0 +1,293 @@
+// Algorithm 1 of the Magneton paper (§4.2), as described in docs/matching.md:
+// cut points are nodes on post-dominator paths whose values have equivalents
+// on the other side and whose cut lets only equivalent data cross; the
+// longest monotone chain of them splits both runs into corresponding pieces;
+// each piece is matched again with the dominator path from its own entry
+// until no further cut exists.
+#include "analysis/match/region_match.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+#include <unordered_map>
+
+#include "analysis/fingerprint/fingerprint_compare.h"
+#include "analysis/match/cut_chain.h"
+#include "analysis/match/match_side.h"
+#include "analysis/match/tensor_classes.h"
+
+namespace magneton::analysis {
+
+namespace {
+
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+constexpr int kMaxPairsPerCut = 32;  // candidate partners per cut node, nearest in rank
+
+// Positions [begin, end] on each side; `end` is the piece's exit: a cut node
+// already matched with the other side's end.
+struct Piece {
+  int32_t begin_a, end_a, begin_b, end_b;
+  int depth;
+};
+
+class Matcher {
+ public:
+  Matcher(const Run& a, const Run& b, const MatchOptions& options)
+      : options_(options), a_(AnalyzeSide(a)), b_(AnalyzeSide(b)) {
+    classes_ = ClassifyValues(a_, b_, options_.tolerance, options_.max_equivalents);
+    hash_a_ = CrossingHashes(a_, classes_.of_a);
+    hash_b_ = CrossingHashes(b_, classes_.of_b);
+  }
+
+  MatchResult Match();
+
+ private:
+  const std::vector<int32_t>& ClassesOf(const MatchSide& s) const { return &s == &a_ ? classes_.of_a : classes_.of_b; }
+  std::vector<int32_t> TopSpine(const MatchSide& s) const;
+  std::vector<int32_t> PieceSpine(const MatchSide& s, int32_t begin, int32_t end) const;
+  std::vector<std::pair<int32_t, int32_t>> ChooseCuts(const std::vector<int32_t>& sa, const std::vector<int32_t>& sb);
+  void Split(const std::vector<std::pair<int32_t, int32_t>>& cuts, int32_t begin_a, int32_t begin_b, int depth);
+  void EmitLeaf(const Piece& p);
+
+  MatchOptions options_;
+  MatchSide a_, b_;
+  TensorClasses classes_;
+  std::vector<uint64_t> hash_a_, hash_b_;
+  std::vector<Piece> work_;
+  std::vector<std::pair<int32_t, RegionMatch>> leaves_;  // (begin_a, region)
+  MatchResult result_;
+};
+
+// The top-level cut candidates: per component, the post-dominator path from
+// its deepest entry (a root that reads a graph input, else any root) to its
+// main output; all components' paths merged in execution order.
+std::vector<int32_t> Matcher::TopSpine(const MatchSide& s) const {
+  const int32_t n = s.size();
+  const DominatorTree& t = s.pdom;
+  std::vector<int32_t> component(n, -1), best;
+  std::unordered_map<int32_t, size_t> slot;  // main output -> index in best
+  for (int32_t v = n - 1; v >= 0; --v) {
+    if (!s.core[v]) continue;
+    component[v] = t.idom(v) == t.root() ? v : component[t.idom(v)];
+    if (!s.IsRootIn(v, 0)) continue;
+    auto [it, fresh] = slot.emplace(component[v], best.size());
+    if (fresh) {
+      best.push_back(v);
+      continue;
+    }
+    int32_t& b = best[it->second];
+    if (std::make_pair(s.flow[v], t.depth(v)) > std::make_pair(s.flow[b], t.depth(b))) b = v;
+  }
+  std::vector<int32_t> spine;
+  for (int32_t r : best)
+    for (int32_t v = r; v != t.root(); v = t.idom(v)) spine.push_back(v);
+  std::sort(spine.begin(), spine.end());
+  spine.erase(std::unique(spine.begin(), spine.end()), spine.end());
+  return spine;
+}
+
+// The cut candidates inside a piece: the post-dominator path from the
+// piece's deepest entry to its exit (exclusive). An entry is a node the exit
+// post-dominates with no predecessor inside the piece, preferring one that
+// carries data; without one, the deepest node the exit post-dominates.
+std::vector<int32_t> Matcher::PieceSpine(const MatchSide& s, int32_t begin, int32_t end) const {
+  const DominatorTree& t = s.pdom;
+  int32_t best = -1;
+  std::tuple<bool, bool, int32_t> best_rank{};
+  for (int32_t v = begin; v < end; ++v) {
+    if (!s.core[v] || !t.Dominates(end, v)) continue;
+    std::tuple<bool, bool, int32_t> rank{s.IsRootIn(v, begin), s.flow[v] != 0, t.depth(v)};
+    if (best < 0 || rank > best_rank) {
+      best = v;
+      best_rank = rank;
+    }
+  }
+  std::vector<int32_t> spine;
+  for (int32_t v = best; v >= 0 && v != end; v = t.idom(v)) spine.push_back(v);
+  return spine;
+}
+
+// Pairs spine nodes of the two sides that write values of one class and
+// whose cuts let the same classes cross; returns the longest monotone chain.
+std::vector<std::pair<int32_t, int32_t>> Matcher::ChooseCuts(const std::vector<int32_t>& sa,
+                                                            const std::vector<int32_t>& sb) {
+  if (sa.empty() || sb.empty()) return {};
+  struct Entry {
+    int32_t node;
+    uint64_t hash;
+    std::vector<int32_t> classes;
+  };
+  auto entries = [&](const MatchSide& s, const std::vector<int32_t>& spine, const std::vector<uint64_t>& hash) {
+    const auto& cls = ClassesOf(s);
+    std::vector<Entry> out;
+    for (int32_t v : spine) {
+      Entry e{v, hash[v], {}};
+      for (const int32_t* x = s.graph.writes.from(v); x != s.graph.writes.to(v); ++x)
+        if (cls[*x] >= 0) e.classes.push_back(cls[*x]);
+      if (e.classes.empty()) continue;
+      std::sort(e.classes.begin(), e.classes.end());
+      e.classes.erase(std::unique(e.classes.begin(), e.classes.end()), e.classes.end());
+      // A run of layout ops (view, permute, contiguous) passes one value on
+      // unchanged: cut only after the last of them, so they stay with the
+      // piece that computed the value.
+      if (!out.empty() && out.back().hash == e.hash &&
+          std::find_first_of(out.back().classes.begin(), out.back().classes.end(), e.classes.begin(),
+                             e.classes.end()) != out.back().classes.end())
+        out.pop_back();
+      out.push_back(std::move(e));
+    }
+    return out;
+  };
+  const std::vector<Entry> ea = entries(a_, sa, hash_a_), eb = entries(b_, sb, hash_b_);
+  std::unordered_map<uint64_t, std::vector<int32_t>> by_key;
+  for (int32_t j = 0; j < static_cast<int32_t>(eb.size()); ++j)
+    for (int32_t c : eb[j].classes) by_key[Mix(eb[j].hash ^ Mix(static_cast<uint64_t>(c)))].push_back(j);
+  std::vector<std::pair<int32_t, int32_t>> pairs, mine;
+  const double scale = static_cast<double>(eb.size()) / std::max<size_t>(ea.size(), 1);
+  for (int32_t i = 0; i < static_cast<int32_t>(ea.size()); ++i) {
+    mine.clear();
+    for (int32_t c : ea[i].classes) {
+      auto it = by_key.find(Mix(ea[i].hash ^ Mix(static_cast<uint64_t>(c))));
+      if (it == by_key.end()) continue;
+      for (int32_t j : it->second) mine.emplace_back(i, j);
+    }
+    if (static_cast<int>(mine.size()) > kMaxPairsPerCut) {
+      // Repeated identical computations: keep the partners nearest in rank.
+      auto off = [&](const std::pair<int32_t, int32_t>& p) { return std::abs(p.second - i * scale); };
+      std::nth_element(mine.begin(), mine.begin() + kMaxPairsPerCut, mine.end(),
+                       [&](const auto& x, const auto& y) { return off(x) < off(y); });
+      mine.resize(kMaxPairsPerCut);
+    }
+    pairs.insert(pairs.end(), mine.begin(), mine.end());
+  }
+  std::vector<std::pair<int32_t, int32_t>> cuts;
+  for (auto [i, j] : LongestMonotoneChain(std::move(pairs))) {
+    cuts.emplace_back(ea[i].node, eb[j].node);
+    // The equivalent values that make this a cut point.
+    const auto& ca = classes_.of_a;
+    const auto& cb = classes_.of_b;
+    const auto& ga = a_.graph;
+    const auto& gb = b_.graph;
+    for (const int32_t* x = ga.writes.from(ea[i].node); x != ga.writes.to(ea[i].node); ++x) {
+      const int32_t* y = gb.writes.from(eb[j].node);
+      while (y != gb.writes.to(eb[j].node) && (ca[*x] < 0 || cb[*y] != ca[*x])) ++y;
+      if (y != gb.writes.to(eb[j].node)) {
+        result_.tensor_pairs.emplace_back(ga.values[*x].tensor, gb.values[*y].tensor);
+        break;
+      }
+    }
+  }
+  result_.stats.cut_points += static_cast<int64_t>(cuts.size());
+  return cuts;
+}
+
+// Queues the pieces between consecutive cuts; the last cut closes the last piece.
+void Matcher::Split(const std::vector<std::pair<int32_t, int32_t>>& cuts, int32_t begin_a, int32_t begin_b,
+                    int depth) {
+  for (auto [ca, cb] : cuts) {
+    work_.push_back({begin_a, ca, begin_b, cb, depth});
+    begin_a = ca + 1;
+    begin_b = cb + 1;
+  }
+}
+
+void Matcher::EmitLeaf(const Piece& p) {
+  RegionMatch r;
+  r.depth = p.depth;
+  for (int32_t v = p.begin_a; v <= p.end_a; ++v) r.ops_a.push_back(a_.graph.node_op[v]);
+  for (int32_t v = p.begin_b; v <= p.end_b; ++v) r.ops_b.push_back(b_.graph.node_op[v]);
+
+  // Boundary values by class: data read from before the piece, and values
+  // read after it (or written by the exit, the cut itself).
+  auto boundary = [&](const MatchSide& s, int32_t begin, int32_t end, bool inputs) {
+    const auto& cls = ClassesOf(s);
+    const DataflowGraph& g = s.graph;
+    std::vector<std::pair<int32_t, int32_t>> out;  // (class, value)
+    for (int32_t v = begin; v <= end; ++v) {
+      const Adjacency& adj = inputs ? g.reads : g.writes;
+      for (const int32_t* x = adj.from(v); x != adj.to(v); ++x) {
+        if (cls[*x] < 0) continue;
+        const int32_t producer = g.values[*x].producer;
+        const bool keep = inputs ? producer < begin && s.flow[producer] : (v == end || s.last_core_read[*x] > end);
+        if (keep) out.emplace_back(cls[*x], *x);
+      }
+    }
+    std::stable_sort(out.begin(), out.end(), [](auto& x, auto& y) { return x.first < y.first; });
+    out.erase(std::unique(out.begin(), out.end(), [](auto& x, auto& y) { return x.first == y.first; }), out.end());
+    return out;
+  };
+  auto pair_up = [&](bool inputs, std::vector<int64_t>& ta, std::vector<int64_t>& tb) {
+    auto xa = boundary(a_, p.begin_a, p.end_a, inputs), xb = boundary(b_, p.begin_b, p.end_b, inputs);
+    for (size_t i = 0, j = 0; i < xa.size() && j < xb.size();) {
+      if (xa[i].first < xb[j].first) {
+        ++i;
+      } else if (xb[j].first < xa[i].first) {
+        ++j;
+      } else {
+        ta.push_back(a_.graph.values[xa[i++].second].tensor);
+        tb.push_back(b_.graph.values[xb[j++].second].tensor);
+      }
+    }
+  };
+  pair_up(true, r.inputs_a, r.inputs_b);
+  pair_up(false, r.outputs_a, r.outputs_b);
+  for (size_t k = 0; k < r.outputs_a.size(); ++k)
+    r.output_rel_diff = std::max(r.output_rel_diff, FingerprintDifference(a_.run->tensors[r.outputs_a[k]],
+                                                                          b_.run->tensors[r.outputs_b[k]]));
+  leaves_.emplace_back(p.begin_a, std::move(r));
+}
+
+MatchResult Matcher::Match() {
+  auto& st = result_.stats;
+  st.nodes_a = a_.size();
+  st.nodes_b = b_.size();
+  st.core_a = std::count(a_.core.begin(), a_.core.end(), 1);
+  st.core_b = std::count(b_.core.begin(), b_.core.end(), 1);
+  st.components_a = static_cast<int64_t>(a_.main_outputs.size());
+  st.components_b = static_cast<int64_t>(b_.main_outputs.size());
+  st.comparisons = classes_.comparisons;
+  st.equivalences = classes_.equivalences;
+
+  // Depth 0: the whole runs. Before the first cut both programs start from
+  // their (assumed equal) inputs; after the last cut nothing equivalent comes
+  // out, so that tail stays unmatched.
+  const auto top = ChooseCuts(TopSpine(a_), TopSpine(b_));
+  Split(top, 0, 0, 1);
+  const int32_t tail_a = top.empty() ? 0 : top.back().first + 1;
+  const int32_t tail_b = top.empty() ? 0 : top.back().second + 1;
+  for (int32_t v = tail_a; v < a_.size(); ++v) result_.unmatched_a.push_back(a_.graph.node_op[v]);
+  for (int32_t v = tail_b; v < b_.size(); ++v) result_.unmatched_b.push_back(b_.graph.node_op[v]);
+
+  while (!work_.empty()) {
+    const Piece p = work_.back();
+    work_.pop_back();
+    const auto cuts = ChooseCuts(PieceSpine(a_, p.begin_a, p.end_a), PieceSpine(b_, p.begin_b, p.end_b));
+    if (cuts.empty()) {
+      EmitLeaf(p);
+      continue;
+    }
+    Split(cuts, p.begin_a, p.begin_b, p.depth + 1);
+    work_.push_back({cuts.back().first + 1, p.end_a, cuts.back().second + 1, p.end_b, p.depth + 1});
+  }
+
+  std::sort(leaves_.begin(), leaves_.end(), [](auto& x, auto& y) { return x.first < y.first; });
+  for (auto& [begin, r] : leaves_) {
+    r.id = static_cast<int64_t>(result_.regions.size());
+    result_.regions.push_back(std::move(r));
+  }
+  return std::move(result_);
+}
+
+}  // namespace
+
+MatchResult MatchRuns(const Run& a, const Run& b, const MatchOptions& options) {
+  return Matcher(a, b, options).Match();
+}
+
+}  // namespace magneton::analysis

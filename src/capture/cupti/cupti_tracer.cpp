@@ -1,0 +1,425 @@
+// CuptiTracer over libcupti: activity buffers, collection on/off, draining
+// records into the RunWriter on a thread of its own.
+//
+// CUPTI's buffer callbacks carry no user pointer, so one tracer per process
+// is reachable through g_active; Start refuses a second one.
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <thread>
+
+#include <fmt/core.h>
+
+#include "capture/cupti/activity_dump.h"
+#include "capture/cupti/activity_processor.h"
+#include "capture/cupti/buffer_pool.h"
+#include "capture/cupti/cupti_util.h"
+#include "capture/cupti/launch_callbacks.h"
+#include "capture/cupti/recording_gate.h"
+#include "capture/cupti/stack_table.h"
+#include "capture/cupti/tracer.h"
+#include "core/store.h"
+#include "energy/clock.h"
+
+namespace magneton::capture {
+namespace {
+
+using std::chrono::milliseconds;
+
+class Tracer;
+std::atomic<Tracer*> g_active{nullptr};
+
+constexpr milliseconds kDrainEvery{250};
+constexpr int kFlushEveryDrains = 2;  // ask CUPTI for finished buffers every ~0.5 s
+
+// Kinds turned on and off with recording; DEVICE, CONTEXT and MARKER stay on
+// so devices are known and NVTX ranges are whole.
+std::vector<CUpti_ActivityKind> WorkKinds(const TracerOptions& o) {
+  std::vector<CUpti_ActivityKind> kinds;
+  if (o.kernels) kinds.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  if (o.transfers)
+    for (auto k : {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
+                   CUPTI_ACTIVITY_KIND_SYNCHRONIZATION})
+      kinds.push_back(k);
+  if (o.api_calls)
+    for (auto k : {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER}) kinds.push_back(k);
+  if (o.kernels || o.transfers) kinds.push_back(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+  return kinds;
+}
+
+std::string KindName(CUpti_ActivityKind k) { return fmt::format("activity kind {}", static_cast<int>(k)); }
+
+class Tracer final : public CuptiTracer {
+ public:
+  Tracer(RunWriter* writer, const TracerOptions& options)
+      : writer_(writer),
+        options_(options),
+        writer_mu_(options.writer_mutex ? options.writer_mutex : &own_writer_mu_),
+        pool_(options.buffer_bytes, options.max_buffers),
+        gate_(RecordingGate::Config{options.start_paused, !options.only_ranges.empty(), energy::NowNs(),
+                                    options.delay_ns, options.duration_ns}),
+        processor_(writer, MakeProcessorOptions()) {}
+
+  ~Tracer() override { (void)Stop(); }
+
+  Status Init();
+
+  void PushExternalId(uint64_t op_id) override {
+    if (!disabled_.load(std::memory_order_relaxed)) (void)cuptiActivityPushExternalCorrelationId(kOpCorrelationKind, op_id);
+  }
+  void PopExternalId() override {
+    uint64_t last = 0;
+    if (!disabled_.load(std::memory_order_relaxed)) (void)cuptiActivityPopExternalCorrelationId(kOpCorrelationKind, &last);
+  }
+  void SetEnabled(bool enabled) override {
+    std::lock_guard<std::mutex> lock(gate_mu_);
+    if (gate_.SetUser(enabled)) ApplyGate();
+  }
+  Status Flush() override;
+  Status Stop() override;
+  Counts counts() const override;
+  void Abandon() {
+    abandoned_ = true;
+    (void)Stop();
+  }
+
+  static void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records);
+  static void CUPTIAPI BufferCompleted(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t size, size_t valid);
+
+ private:
+  ProcessorOptions MakeProcessorOptions();
+  std::string ApiName(uint32_t domain, uint32_t cbid);
+  void OnRange(bool enter) {
+    std::lock_guard<std::mutex> lock(gate_mu_);
+    if (enter ? gate_.EnterRange() : gate_.ExitRange()) ApplyGate();
+  }
+  void ApplyGate();  // gate_mu_ held
+  Status SetCollection(bool on);
+  void Disable(const std::string& why);
+  void DrainLoop();
+  Status DrainOnce();
+  Status ProcessBuffer(uint8_t* buffer, size_t valid);
+  Status WriteStats();
+
+  RunWriter* writer_;
+  TracerOptions options_;
+  std::mutex own_writer_mu_;
+  std::mutex* writer_mu_;
+  BufferPool pool_;
+
+  std::mutex completed_mu_;
+  std::condition_variable wake_;
+  std::vector<std::pair<uint8_t*, size_t>> completed_;
+  bool stopping_ = false;
+  std::thread thread_;
+  std::atomic<int64_t> dropped_{0};
+  int64_t dropped_written_ = 0, refused_written_ = 0;
+
+  std::mutex gate_mu_;
+  RecordingGate gate_;
+  bool collecting_ = false;
+  std::atomic<bool> disabled_{false};
+
+  std::mutex drain_mu_;  // one drain at a time: the thread, Flush, Stop
+  std::unique_ptr<StackTable> stacks_;
+  std::unique_ptr<LaunchCallbacks> callbacks_;
+  std::unique_ptr<DumpWriter> dump_;
+  ActivityProcessor processor_;
+  std::mutex stats_mu_;
+  std::vector<Stat> pending_stats_;
+  std::atomic<bool> stopped_{false};
+  bool owns_cupti_ = false;  // Init took g_active; only then may Stop touch CUPTI
+  bool abandoned_ = false;   // Start failed: write nothing more
+  Status first_error_;
+  mutable std::mutex counts_mu_;
+  Counts counts_;  // snapshot after each drain
+};
+
+ProcessorOptions Tracer::MakeProcessorOptions() {
+  ProcessorOptions p;
+  p.kernels = options_.kernels;
+  p.transfers = options_.transfers;
+  p.api_calls = options_.api_calls;
+  p.nvtx = options_.nvtx;
+  p.devices = options_.devices;
+  p.api_name = [this](uint32_t domain, uint32_t cbid) { return ApiName(domain, cbid); };
+  p.stack_of = [this](uint32_t correlation) -> int64_t {
+    if (!callbacks_ || !stacks_) return kNone;
+    auto index = callbacks_->StackIndex(correlation);
+    return index ? stacks_->RunId(*index) : kNone;
+  };
+  return p;
+}
+
+std::string Tracer::ApiName(uint32_t domain, uint32_t cbid) {
+  const char* name = nullptr;
+  std::string s;
+  if (cuptiGetCallbackName(static_cast<CUpti_CallbackDomain>(domain), cbid, &name) == CUPTI_SUCCESS && name) s = name;
+  if (dump_) (void)dump_->WriteApiName(domain, cbid, s);
+  return s;
+}
+
+Status Tracer::Init() {
+  Tracer* expected = nullptr;
+  if (!g_active.compare_exchange_strong(expected, this))
+    return MakeError(ErrorCode::kUnavailable, "kernel tracing: another CUPTI tracer is already active in this process");
+  owns_cupti_ = true;
+  // Timestamps on the run's clock, set before any kind is enabled (CUPTI's rule).
+  MAGNETON_RETURN_IF_ERROR(CuptiStatus(cuptiActivityRegisterTimestampCallback(&energy::MagnetonClockNs),
+                                       "cuptiActivityRegisterTimestampCallback"));
+  MAGNETON_RETURN_IF_ERROR(CuptiStatus(cuptiActivityRegisterCallbacks(&Tracer::BufferRequested, &Tracer::BufferCompleted),
+                                       "cuptiActivityRegisterCallbacks"));
+  if (!options_.dump_dir.empty()) {
+    auto dump = DumpWriter::Create(fmt::format("{}/cupti-{}.bin", options_.dump_dir, getpid()),
+                                   static_cast<uint64_t>(options_.dump_max_bytes));
+    if (dump.ok()) dump_ = std::move(dump.value());
+    else pending_stats_.push_back(Stat{"cupti_dump_failed", "info", 1, dump.error().message});
+  }
+  // Information records: without them devices have no names and syncs no device.
+  for (auto kind : {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT}) {
+    Status st = CuptiStatus(cuptiActivityEnable(kind), "cuptiActivityEnable");
+    if (!st.ok()) pending_stats_.push_back(Stat{"cupti_kind_unavailable", "info", 1, KindName(kind) + ": " + st.message()});
+  }
+  if (options_.nvtx) {
+    Status st = CuptiStatus(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER), "cuptiActivityEnable(MARKER)");
+    if (!st.ok()) pending_stats_.push_back(Stat{"nvtx_unavailable", "info", 1, st.message()});
+  }
+  if (options_.stacks || !options_.only_ranges.empty()) {
+    if (options_.stacks) stacks_ = std::make_unique<StackTable>(std::vector<std::string>{"libmagneton_cupti", "libcupti", "libcuda."});
+    callbacks_ = std::make_unique<LaunchCallbacks>(stacks_.get(), options_.only_ranges,
+                                                   [this](bool enter) { OnRange(enter); });
+    Status st = callbacks_->Subscribe();
+    if (!st.ok()) {
+      callbacks_.reset();
+      // Without NVTX callbacks --only-ranges cannot be honoured: record nothing rather than everything.
+      if (!options_.only_ranges.empty()) return st;
+      stacks_.reset();
+      pending_stats_.push_back(Stat{"stacks_unavailable", "info", 1, st.message()});
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(gate_mu_);
+    if (gate_.active()) MAGNETON_RETURN_IF_ERROR(SetCollection(true));
+  }
+  thread_ = std::thread([this] { DrainLoop(); });
+  return Status::Ok();
+}
+
+Status Tracer::SetCollection(bool on) {
+  for (auto kind : WorkKinds(options_)) {
+    CUptiResult r = on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
+    // Peer copies and synchronization records are extras; their absence is not fatal.
+    if (r != CUPTI_SUCCESS && (kind == CUPTI_ACTIVITY_KIND_MEMCPY2 || kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION)) {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      pending_stats_.push_back(Stat{"cupti_kind_unavailable", "info", 1, KindName(kind) + ": " + CuptiResultText(r)});
+      continue;
+    }
+    MAGNETON_RETURN_IF_ERROR(CuptiStatus(r, on ? "cuptiActivityEnable" : "cuptiActivityDisable"));
+  }
+  collecting_ = on;
+  return Status::Ok();
+}
+
+void Tracer::ApplyGate() {
+  if (disabled_.load() || gate_.active() == collecting_) return;
+  Status st = SetCollection(gate_.active());
+  if (!st.ok()) Disable(st.message());
+}
+
+void Tracer::Disable(const std::string& why) {
+  if (disabled_.exchange(true)) return;
+  // One line, on stderr, and the host program goes on untouched.
+  std::fprintf(stderr, "magneton: kernel tracing stopped in process %d: %s\n", static_cast<int>(getpid()), why.c_str());
+  for (auto kind : WorkKinds(options_)) (void)cuptiActivityDisable(kind);
+  collecting_ = false;
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  pending_stats_.push_back(Stat{"cupti_tracing_disabled", "error", 1, why});
+}
+
+void CUPTIAPI Tracer::BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  Tracer* t = g_active.load();
+  *max_records = 0;
+  *buffer = t ? t->pool_.Acquire() : nullptr;
+  *size = *buffer ? t->pool_.buffer_bytes() : 0;
+  // Running low: wake the drain thread rather than wait for its timer.
+  if (t && t->pool_.outstanding() * 2 > t->options_.max_buffers) t->wake_.notify_one();
+}
+
+void CUPTIAPI Tracer::BufferCompleted(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t, size_t valid) {
+  Tracer* t = g_active.load();
+  if (!t) {
+    std::free(buffer);  // a buffer left with CUPTI by a tracer that has stopped
+    return;
+  }
+  size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
+    t->dropped_.fetch_add(static_cast<int64_t>(dropped));
+  std::lock_guard<std::mutex> lock(t->completed_mu_);
+  t->completed_.push_back({buffer, valid});
+}
+
+void Tracer::DrainLoop() {
+  int drains = 0;
+  for (;;) {
+    // Wake for the next drain, or sooner when the --delay/--duration window opens or closes.
+    auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(kDrainEvery);
+    {
+      std::lock_guard<std::mutex> g(gate_mu_);
+      auto until = std::chrono::nanoseconds(gate_.next_deadline() - energy::NowNs());
+      if (until.count() >= 0 && until < wait) wait = until + milliseconds(1);
+    }
+    {
+      // Never hold completed_mu_ while taking gate_mu_: CUPTI may complete a
+      // buffer from inside an enable/disable made under gate_mu_.
+      std::unique_lock<std::mutex> lock(completed_mu_);
+      if (stopping_) break;
+      wake_.wait_for(lock, wait);
+      if (stopping_) break;
+    }
+    {
+      std::lock_guard<std::mutex> g(gate_mu_);
+      if (gate_.Tick(energy::NowNs())) ApplyGate();
+    }
+    if (++drains % kFlushEveryDrains == 0) (void)cuptiActivityFlushAll(0);
+    Status st = DrainOnce();
+    if (!st.ok()) Disable(st.message());
+  }
+}
+
+Status Tracer::ProcessBuffer(uint8_t* buffer, size_t valid) {
+  CUpti_Activity* record = nullptr;
+  if (cuptiActivityGetNextRecord(buffer, valid, &record) != CUPTI_SUCCESS) return Status::Ok();
+  const uint8_t* end = buffer + valid;
+  while (record) {
+    CUpti_Activity* next = nullptr;
+    bool more = cuptiActivityGetNextRecord(buffer, valid, &next) == CUPTI_SUCCESS;
+    // Records are packed back to back, so a record's size is the distance to the next.
+    const uint8_t* stop = more ? reinterpret_cast<const uint8_t*>(next) : end;
+    size_t size = static_cast<size_t>(stop - reinterpret_cast<const uint8_t*>(record));
+    if (dump_ && !dump_->full()) (void)dump_->Write(record, size);
+    MAGNETON_RETURN_IF_ERROR(processor_.Process(record, size));
+    record = more ? next : nullptr;
+  }
+  return Status::Ok();
+}
+
+Status Tracer::DrainOnce() {
+  std::lock_guard<std::mutex> drain(drain_mu_);
+  std::vector<std::pair<uint8_t*, size_t>> batch;
+  {
+    std::lock_guard<std::mutex> lock(completed_mu_);
+    batch.swap(completed_);
+  }
+  std::lock_guard<std::mutex> writer(*writer_mu_);
+  Status st = stacks_ ? stacks_->WriteNew(writer_) : Status::Ok();
+  for (auto& [buffer, valid] : batch) {
+    // After a write error keep returning buffers to the pool, but stop writing.
+    if (st.ok() && first_error_.ok()) st = ProcessBuffer(buffer, valid);
+    pool_.Release(buffer);
+  }
+  if (st.ok()) st = processor_.EndBatch();
+  if (callbacks_) callbacks_->Age();
+  if (st.ok()) st = WriteStats();
+  if (!st.ok() && first_error_.ok()) first_error_ = st;
+  const ProcessorCounts& p = processor_.counts();
+  std::lock_guard<std::mutex> lock(counts_mu_);
+  counts_.kernels = p.kernels;
+  counts_.transfers = p.transfers;
+  counts_.api_calls = p.api_calls;
+  counts_.ranges = p.ranges;
+  return st;
+}
+
+Status Tracer::WriteStats() {
+  int64_t dropped = dropped_.load();
+  if (dropped > dropped_written_) {
+    MAGNETON_RETURN_IF_ERROR(writer_->Add(Stat{"cupti_records_dropped", "data_loss", dropped - dropped_written_,
+                                               "activity records CUPTI dropped because no buffer was free"}));
+    dropped_written_ = dropped;
+  }
+  int64_t refused = pool_.refused();
+  if (refused > refused_written_) {
+    MAGNETON_RETURN_IF_ERROR(writer_->Add(Stat{"cupti_buffers_refused", "data_loss", refused - refused_written_,
+                                               "requests for an activity buffer while all were waiting to be written"}));
+    refused_written_ = refused;
+  }
+  std::vector<Stat> stats;
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    stats.swap(pending_stats_);
+  }
+  for (const Stat& s : stats) MAGNETON_RETURN_IF_ERROR(writer_->Add(s));
+  return Status::Ok();
+}
+
+Status Tracer::Flush() {
+  if (stopped_.load()) return Status::Ok();
+  (void)cuptiActivityFlushAll(0);
+  return DrainOnce();
+}
+
+Status Tracer::Stop() {
+  if (stopped_.exchange(true)) return first_error_;
+  if (!owns_cupti_) return first_error_;
+  {
+    std::lock_guard<std::mutex> lock(gate_mu_);
+    for (auto kind : WorkKinds(options_)) (void)cuptiActivityDisable(kind);
+    collecting_ = false;
+  }
+  (void)cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MARKER);
+  {
+    std::lock_guard<std::mutex> lock(completed_mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  // Everything CUPTI still holds, finished or not, comes back now.
+  (void)cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (callbacks_) callbacks_->Unsubscribe();
+  if (abandoned_) {
+    // Start failed: hand the buffers back without writing to the caller's run.
+    std::lock_guard<std::mutex> lock(completed_mu_);
+    for (auto& b : completed_) pool_.Release(b.first);
+    completed_.clear();
+    Tracer* self = this;
+    g_active.compare_exchange_strong(self, nullptr);
+    return first_error_;
+  }
+  Status st = DrainOnce();
+  {
+    std::lock_guard<std::mutex> writer(*writer_mu_);
+    if (st.ok() && first_error_.ok()) st = processor_.Finish(energy::NowNs());
+    if (st.ok()) st = WriteStats();
+  }
+  if (dump_) (void)dump_->Close();
+  Tracer* self = this;
+  g_active.compare_exchange_strong(self, nullptr);
+  if (!st.ok() && first_error_.ok()) first_error_ = st;
+  return first_error_;
+}
+
+CuptiTracer::Counts Tracer::counts() const {
+  std::lock_guard<std::mutex> lock(counts_mu_);
+  Counts c = counts_;
+  c.dropped = dropped_.load();
+  c.stacks = stacks_ ? stacks_->interned() : 0;
+  c.disabled = disabled_.load();
+  return c;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<CuptiTracer>> CuptiTracer::Start(RunWriter* writer, const TracerOptions& options) {
+  if (!writer) return MakeError(ErrorCode::kInvalidArgument, "kernel tracing: no run writer");
+  auto tracer = std::make_unique<Tracer>(writer, options);
+  Status st = tracer->Init();
+  if (!st.ok()) {
+    tracer->Abandon();
+    return MakeError(ErrorCode::kUnavailable, "kernel tracing unavailable: " + st.message());
+  }
+  return std::unique_ptr<CuptiTracer>(std::move(tracer));
+}
+
+}  // namespace magneton::capture

@@ -1,0 +1,158 @@
+#include "capture/cupti/launch_callbacks.h"
+
+#include <generated_nvtx_meta.h>
+
+#include <vector>
+
+#include "capture/cupti/cupti_util.h"
+
+namespace magneton::capture {
+namespace {
+
+constexpr int kMaxFrames = 128;
+
+// The launches whose call sites are worth a stack: kernels and graphs.
+constexpr CUpti_CallbackId kRuntimeLaunches[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
+};
+constexpr CUpti_CallbackId kDriverLaunches[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+};
+
+// A runtime launch calls a driver launch; the driver callback reuses the
+// runtime's stack instead of walking the same frames again.
+thread_local bool t_in_runtime_launch = false;
+thread_local uint32_t t_runtime_stack = 0;
+// Per thread: for each open NVTX push, whether it matched the prefix.
+thread_local std::vector<bool> t_pushes;
+
+const char* AsciiMessage(const nvtxEventAttributes_t* a) {
+  if (!a || a->messageType != NVTX_MESSAGE_TYPE_ASCII) return nullptr;
+  return a->message.ascii;
+}
+
+}  // namespace
+
+LaunchCallbacks::LaunchCallbacks(StackTable* stacks, std::string range_prefix, std::function<void(bool)> on_range)
+    : stacks_(stacks), prefix_(std::move(range_prefix)), on_range_(std::move(on_range)) {}
+
+LaunchCallbacks::~LaunchCallbacks() { Unsubscribe(); }
+
+Status LaunchCallbacks::Subscribe() {
+  MAGNETON_RETURN_IF_ERROR(CuptiStatus(cuptiSubscribe(&subscriber_, &LaunchCallbacks::OnCallback, this), "cuptiSubscribe"));
+  if (stacks_) {
+    for (auto cbid : kRuntimeLaunches)
+      MAGNETON_RETURN_IF_ERROR(CuptiStatus(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, cbid),
+                                           "cuptiEnableCallback(runtime launch)"));
+    for (auto cbid : kDriverLaunches)
+      MAGNETON_RETURN_IF_ERROR(CuptiStatus(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
+                                           "cuptiEnableCallback(driver launch)"));
+  }
+  if (!prefix_.empty()) {
+    for (auto cbid : {CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangePushEx, CUPTI_CBID_NVTX_nvtxRangePop,
+                      CUPTI_CBID_NVTX_nvtxDomainRangePushEx, CUPTI_CBID_NVTX_nvtxDomainRangePop})
+      MAGNETON_RETURN_IF_ERROR(
+          CuptiStatus(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_NVTX, cbid), "cuptiEnableCallback(NVTX)"));
+  }
+  return Status::Ok();
+}
+
+void LaunchCallbacks::Unsubscribe() {
+  if (!subscriber_) return;
+  (void)cuptiUnsubscribe(subscriber_);
+  subscriber_ = nullptr;
+}
+
+void CUPTIAPI LaunchCallbacks::OnCallback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                          const void* data) {
+  auto* cb = static_cast<LaunchCallbacks*>(self);
+  if (!cb || !data) return;
+  if (domain == CUPTI_CB_DOMAIN_NVTX) {
+    cb->OnNvtx(cbid, *static_cast<const CUpti_NvtxData*>(data));
+  } else if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    cb->OnLaunch(domain, *static_cast<const CUpti_CallbackData*>(data));
+  }
+}
+
+void LaunchCallbacks::OnLaunch(CUpti_CallbackDomain domain, const CUpti_CallbackData& data) {
+  if (!stacks_) return;
+  const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+  if (data.callbackSite == CUPTI_API_EXIT) {
+    if (runtime) t_in_runtime_launch = false;
+    return;
+  }
+  uint32_t index;
+  if (!runtime && t_in_runtime_launch) {
+    index = t_runtime_stack;
+  } else {
+    uintptr_t ips[kMaxFrames];
+    int n = CaptureStack(ips, kMaxFrames);
+    index = stacks_->Intern(ips, n);
+    captured_.fetch_add(1, std::memory_order_relaxed);
+    if (runtime) {
+      t_in_runtime_launch = true;
+      t_runtime_stack = index;
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  current_[data.correlationId] = index;
+}
+
+void LaunchCallbacks::OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData& data) {
+  const char* name = nullptr;
+  switch (cbid) {
+    case CUPTI_CBID_NVTX_nvtxRangePushA:
+      name = static_cast<const nvtxRangePushA_params*>(data.functionParams)->message;
+      break;
+    case CUPTI_CBID_NVTX_nvtxRangePushEx:
+      name = AsciiMessage(static_cast<const nvtxRangePushEx_params*>(data.functionParams)->eventAttrib);
+      break;
+    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx:
+      name = AsciiMessage(static_cast<const nvtxDomainRangePushEx_params*>(data.functionParams)->core.eventAttrib);
+      break;
+    case CUPTI_CBID_NVTX_nvtxRangePop:
+    case CUPTI_CBID_NVTX_nvtxDomainRangePop: {
+      if (t_pushes.empty()) return;  // pushed before tracing began
+      bool matched = t_pushes.back();
+      t_pushes.pop_back();
+      if (matched) on_range_(false);
+      return;
+    }
+    default:
+      return;
+  }
+  bool matched = name && std::string_view(name).starts_with(prefix_);
+  t_pushes.push_back(matched);
+  if (matched) on_range_(true);
+}
+
+std::optional<uint32_t> LaunchCallbacks::StackIndex(uint32_t correlation) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = current_.find(correlation); it != current_.end()) return it->second;
+  if (auto it = previous_.find(correlation); it != previous_.end()) return it->second;
+  return std::nullopt;
+}
+
+void LaunchCallbacks::Age() {
+  std::lock_guard<std::mutex> lock(mu_);
+  previous_ = std::move(current_);
+  current_.clear();
+}
+
+}  // namespace magneton::capture

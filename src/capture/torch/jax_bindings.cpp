@@ -1,0 +1,291 @@
+// magneton._jax: writes a JAX recording (python/magneton/jax_recorder.py) into
+// a run file through the same store writer, energy samplers and CUPTI kernel
+// correlation as the torch recorder, so both frameworks produce the same Run.
+//
+// It is a second module init compiled into the _torch extension library
+// (python/magneton/jax/native.py loads it by name from that file): capture
+// keeps one C++ module and one copy of the writer and tracer. The JAX side
+// computes rows in Python (the jaxpr walk) and hands them over once, at stop.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <unistd.h>
+
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "capture/torch/energy_capture.h"
+#include "capture/torch/kernel_link.h"
+#include "core/store.h"
+
+namespace py = pybind11;
+
+namespace magneton::capture {
+namespace {
+
+void ThrowIf(const Status& s) {
+  if (s.ok()) return;
+  if (s.error().code == ErrorCode::kInvalidArgument) throw py::value_error(s.message());
+  throw std::runtime_error(s.message());
+}
+
+template <class T>
+T Get(const py::dict& d, const char* key, T fallback) {
+  return d.contains(key) && !d[key].is_none() ? d[key].cast<T>() : fallback;
+}
+
+Fingerprint ToFingerprint(const py::dict& d) {
+  Fingerprint fp;
+  fp.numel = Get<int64_t>(d, "numel", 0);
+  fp.mean = Get<double>(d, "mean", 0);
+  fp.stddev = Get<double>(d, "stddev", 0);
+  fp.min = Get<double>(d, "min", 0);
+  fp.max = Get<double>(d, "max", 0);
+  fp.l1 = Get<double>(d, "l1", 0);
+  fp.l2 = Get<double>(d, "l2", 0);
+  fp.quantiles = Get<std::vector<float>>(d, "quantiles", {});
+  fp.spectra = Get<std::vector<std::vector<float>>>(d, "spectra", {});
+  return fp;
+}
+
+Op ToOp(const py::dict& d) {
+  Op op;
+  op.id = d["id"].cast<int64_t>();
+  op.parent = Get<int64_t>(d, "parent", kNone);
+  op.name = d["name"].cast<std::string>();
+  op.schema = Get<std::string>(d, "schema", "");
+  op.framework = Get<std::string>(d, "framework", "jax");
+  op.sequence = Get<int64_t>(d, "sequence", kNone);
+  op.forward_op = Get<int64_t>(d, "forward_op", kNone);
+  op.thread = Get<int64_t>(d, "thread", 0);
+  op.start_ns = Get<int64_t>(d, "start_ns", 0);
+  op.end_ns = Get<int64_t>(d, "end_ns", 0);
+  op.stack = Get<int64_t>(d, "stack", kNone);
+  op.device = Get<int32_t>(d, "device", kHostDevice);
+  op.inputs = Get<std::vector<int64_t>>(d, "inputs", {});
+  op.outputs = Get<std::vector<int64_t>>(d, "outputs", {});
+  return op;
+}
+
+Tensor ToTensor(const py::dict& d) {
+  Tensor t;
+  t.id = d["id"].cast<int64_t>();
+  t.storage = Get<int64_t>(d, "storage", t.id);
+  t.offset = Get<int64_t>(d, "offset", 0);
+  t.version = Get<int64_t>(d, "version", 0);
+  t.shape = Get<std::vector<int64_t>>(d, "shape", {});
+  t.strides = Get<std::vector<int64_t>>(d, "strides", {});
+  t.dtype = d["dtype"].cast<std::string>();
+  t.device = Get<int32_t>(d, "device", kHostDevice);
+  if (d.contains("fingerprint") && !d["fingerprint"].is_none())
+    t.fingerprint = ToFingerprint(d["fingerprint"].cast<py::dict>());
+  return t;
+}
+
+Frame ToFrame(const py::dict& d) {
+  Frame f;
+  f.id = d["id"].cast<int64_t>();
+  f.kind = Get<std::string>(d, "kind", "python");
+  f.function = Get<std::string>(d, "function", "");
+  f.file = Get<std::string>(d, "file", "");
+  f.line = Get<int32_t>(d, "line", 0);
+  f.module = Get<std::string>(d, "module", "");
+  return f;
+}
+
+Range ToRange(const py::dict& d) {
+  Range r;
+  r.id = d["id"].cast<int64_t>();
+  r.name = d["name"].cast<std::string>();
+  r.domain = Get<std::string>(d, "domain", "jax");
+  r.thread = Get<int64_t>(d, "thread", 0);
+  r.start_ns = Get<int64_t>(d, "start_ns", 0);
+  r.end_ns = Get<int64_t>(d, "end_ns", 0);
+  r.parent = Get<int64_t>(d, "parent", kNone);
+  return r;
+}
+
+Device ToDevice(const py::dict& d) {
+  Device dev;
+  dev.kind = Get<std::string>(d, "kind", "gpu");
+  dev.name = Get<std::string>(d, "name", "");
+  dev.uuid = Get<std::string>(d, "uuid", "");
+  dev.ordinal = Get<int32_t>(d, "ordinal", 0);
+  dev.memory_bytes = Get<int64_t>(d, "memory_bytes", 0);
+  return dev;
+}
+
+// Keeps the first failure of a sequence of writes.
+struct FirstError {
+  Status first;
+  void Keep(Status s) {
+    if (!s.ok() && first.ok()) first = std::move(s);
+  }
+};
+
+std::string HostName() {
+  char buf[256] = {0};
+  return gethostname(buf, sizeof(buf) - 1) == 0 ? std::string(buf) : std::string();
+}
+
+// One recording: the run file is created, energy sampling and kernel tracing
+// start at construction; the measured pass runs between construction and Stop.
+class JaxSession {
+ public:
+  JaxSession(const std::string& path, bool overwrite, const std::string& energy, bool kernels,
+             const std::string& command, int64_t start_ns, const std::vector<py::dict>& devices) {
+    info_.command = command;
+    info_.host = HostName();
+    info_.pid = getpid();
+    info_.start_ns = start_ns;
+    info_.magneton_version = MAGNETON_VERSION;
+    auto writer = RunWriter::Create(path, info_, overwrite);
+    ThrowIf(writer.status());
+    writer_ = std::move(writer.value());
+    auto capture = EnergyCapture::Start(energy, writer_.get(), &stats_);
+    if (!capture.ok()) {
+      (void)writer_->Close();
+      ThrowIf(capture.status());
+    }
+    energy_ = std::move(capture.value());
+    devices_ = energy_->devices();
+    // JAX's accelerators: the sampler's row for the same device, else a new row.
+    bool has_gpu = false;
+    for (const auto& d : devices) {
+      Device dev = ToDevice(d);
+      has_gpu |= dev.kind == "gpu";
+      int32_t id = -1;
+      for (const auto& known : devices_)
+        if (known.kind == dev.kind && known.ordinal == dev.ordinal) id = known.id;
+      if (id < 0) {
+        dev.id = id = static_cast<int32_t>(devices_.size());
+        devices_.push_back(dev);
+      }
+      device_ids_.push_back(id);
+    }
+    if (kernels && has_gpu) {
+      auto k = KernelCorrelation::Start(writer_.get());
+      if (k.ok())
+        kernels_ = std::move(k.value());
+      else
+        stats_.push_back(Stat{"kernel_tracing_unavailable", "info", 1, k.error().message});
+    }
+  }
+
+  ~JaxSession() {
+    if (writer_) (void)Finish(py::dict(), 0);
+  }
+
+  const std::vector<int32_t>& device_ids() const { return device_ids_; }
+  bool kernel_tracer() const { return kernels_ != nullptr; }
+  void Push(uint64_t op_id) {
+    if (kernels_) kernels_->Push(op_id);
+  }
+  void Pop() {
+    if (kernels_) kernels_->Pop();
+  }
+
+  // Writes the rows ({"frames", "stacks", "tensors", "ops", "ranges", "stats",
+  // "config", "extra"}) after the kernels, then energy and the run info.
+  py::dict Stop(const py::dict& rows, int64_t end_ns) {
+    if (!writer_) throw py::value_error("JAX recording already stopped");
+    int64_t ranges = Finish(rows, end_ns);
+    py::dict summary;
+    summary["kernel_tracer"] = kernels_written_;
+    summary["energy_series"] = energy_series_;
+    summary["ranges"] = ranges;
+    ThrowIf(result_);
+    return summary;
+  }
+
+ private:
+  int64_t Finish(const py::dict& rows, int64_t end_ns) {
+    FirstError e;
+    RunWriter& w = *writer_;
+    if (kernels_) {
+      py::gil_scoped_release release;
+      e.Keep(kernels_->Stop());
+    }
+    kernels_written_ = kernels_ != nullptr;
+    for (size_t i = energy_->devices().size(); i < devices_.size(); ++i) e.Keep(w.Add(devices_[i]));
+    auto each = [&](const char* key, auto convert) {
+      if (!rows.contains(key)) return;
+      for (auto item : rows[key].cast<py::list>()) e.Keep(w.Add(convert(item.cast<py::dict>())));
+    };
+    each("frames", ToFrame);
+    if (rows.contains("stacks"))
+      for (auto item : rows["stacks"].cast<py::list>()) {
+        py::dict d = item.cast<py::dict>();
+        e.Keep(w.Add(Stack{d["id"].cast<int64_t>(), d["frames"].cast<std::vector<int64_t>>()}));
+      }
+    each("tensors", ToTensor);
+    each("ops", ToOp);
+    // The CUPTI tracer numbers its NVTX ranges from 0 in the same table, so
+    // named-scope ranges are written only when it did not run.
+    int64_t ranges = 0;
+    if (rows.contains("ranges")) {
+      py::list rs = rows["ranges"].cast<py::list>();
+      if (!kernels_written_) {
+        each("ranges", ToRange);
+        ranges = static_cast<int64_t>(rs.size());
+      } else if (!rs.empty()) {
+        stats_.push_back(Stat{"jax_scopes_not_written", "info", static_cast<int64_t>(rs.size()),
+                              "named-scope ranges left out: the kernel tracer owns the range table"});
+      }
+    }
+    if (rows.contains("stats"))
+      for (auto item : rows["stats"].cast<py::list>()) {
+        py::dict d = item.cast<py::dict>();
+        stats_.push_back(Stat{d["name"].cast<std::string>(), d["severity"].cast<std::string>(),
+                              d["value"].cast<int64_t>(), d["description"].cast<std::string>()});
+      }
+    for (const auto& s : stats_) e.Keep(w.Add(s));
+    if (rows.contains("config"))
+      for (auto [k, v] : rows["config"].cast<py::dict>()) e.Keep(w.SetConfig(k.cast<std::string>(), v.cast<std::string>()));
+    energy_series_ = energy_->series_count();
+    e.Keep(energy_->Stop(&w));
+    RunInfo info = info_;
+    info.end_ns = end_ns;
+    if (rows.contains("extra"))
+      for (auto [k, v] : rows["extra"].cast<py::dict>()) info.extra[k.cast<std::string>()] = v.cast<std::string>();
+    e.Keep(w.SetInfo(info));
+    e.Keep(w.Close());
+    writer_.reset();
+    kernels_.reset();
+    result_ = e.first;
+    return ranges;
+  }
+
+  RunInfo info_;
+  std::unique_ptr<RunWriter> writer_;
+  std::unique_ptr<EnergyCapture> energy_;
+  std::unique_ptr<KernelCorrelation> kernels_;
+  std::vector<Device> devices_;
+  std::vector<int32_t> device_ids_;
+  std::vector<Stat> stats_;
+  bool kernels_written_ = false;
+  int64_t energy_series_ = 0;
+  Status result_;
+};
+
+}  // namespace
+}  // namespace magneton::capture
+
+PYBIND11_MODULE(_jax, m) {
+  using magneton::capture::JaxSession;
+  m.doc() = "Magneton's JAX run writer (python/magneton/jax_recorder.py drives it)";
+  py::class_<JaxSession>(m, "Session")
+      .def(py::init<const std::string&, bool, const std::string&, bool, const std::string&, int64_t,
+                    const std::vector<py::dict>&>(),
+           py::arg("path"), py::arg("overwrite") = false, py::arg("energy") = "none", py::arg("kernels") = true,
+           py::arg("command") = "", py::arg("start_ns") = 0, py::arg("devices") = std::vector<py::dict>{})
+      .def_property_readonly("device_ids", &JaxSession::device_ids,
+                             "Run device ids of the devices passed in, in the same order.")
+      .def_property_readonly("kernel_tracer", &JaxSession::kernel_tracer)
+      .def("push", &JaxSession::Push, "Kernels launched until pop() belong to this op id.")
+      .def("pop", &JaxSession::Pop)
+      .def("stop", &JaxSession::Stop, py::arg("rows"), py::arg("end_ns"),
+           "Writes the rows, the kernels and the energy series; closes the run file.");
+}

@@ -1,0 +1,132 @@
+// magneton._torch: the Python face of the torch recorder and fingerprints.
+// python/magneton/recorder.py wraps it in `magneton.record(...)`.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <torch/csrc/utils/pybind.h>
+
+#include "capture/torch/fingerprint.h"
+#include "capture/torch/recorder.h"
+#include "capture/torch/run_dict.h"
+#include "core/store.h"
+
+namespace py = pybind11;
+using namespace magneton;
+using namespace magneton::capture;
+
+namespace {
+
+[[noreturn]] void Raise(const Error& e) {
+  switch (e.code) {
+    case ErrorCode::kInvalidArgument: throw py::value_error(e.message);
+    case ErrorCode::kNotFound: {
+      PyErr_SetString(PyExc_FileNotFoundError, e.message.c_str());
+      throw py::error_already_set();
+    }
+    default: throw std::runtime_error(e.message);
+  }
+}
+
+template <class T>
+T Take(Result<T> r) {
+  if (!r.ok()) Raise(r.error());
+  return std::move(r.value());
+}
+
+py::dict SummaryDict(const RecordSummary& s) {
+  py::dict d;
+  d["ops"] = s.ops;
+  d["tensors"] = s.tensors;
+  d["frames"] = s.frames;
+  d["stacks"] = s.stacks;
+  d["graph_inputs"] = s.graph_inputs;
+  d["missed_inputs"] = s.missed_inputs;
+  d["fingerprints"] = s.fingerprints;
+  d["fingerprint_failures"] = s.fingerprint_failures;
+  d["skipped_tensors"] = s.skipped_tensors;
+  d["kernel_tracer"] = s.kernel_tracer;
+  d["energy_series"] = s.energy_series;
+  return d;
+}
+
+FingerprintOptions FingerprintOpts(int quantiles, int singular_values, int64_t max_numel, int64_t max_side) {
+  FingerprintOptions o;
+  o.quantiles = quantiles;
+  o.singular_values = singular_values;
+  o.spectra_max_numel = max_numel;
+  o.spectra_max_side = max_side;
+  return o;
+}
+
+std::unique_ptr<Recorder> StartRecorder(const std::string& path, bool overwrite, bool fingerprints, bool stacks,
+                                        bool kernels, const std::string& energy, const std::string& command,
+                                        const std::vector<py::dict>& devices, int quantiles,
+                                        int singular_values, int64_t max_numel, int64_t max_side) {
+  RecorderOptions o;
+  o.path = path;
+  o.overwrite = overwrite;
+  o.fingerprints = fingerprints;
+  o.stacks = stacks;
+  o.kernels = kernels;
+  o.energy = energy;
+  o.fingerprint = FingerprintOpts(quantiles, singular_values, max_numel, max_side);
+  o.info.command = command;
+  for (const auto& d : devices) {
+    Device dev;
+    dev.kind = d["kind"].cast<std::string>();
+    dev.ordinal = d["ordinal"].cast<int32_t>();
+    dev.name = d["name"].cast<std::string>();
+    dev.uuid = d["uuid"].cast<std::string>();
+    dev.memory_bytes = d["memory_bytes"].cast<int64_t>();
+    o.devices.push_back(dev);
+  }
+  return Take(Recorder::Start(o));
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_torch, m) {
+  m.doc() = "Magneton's PyTorch recorder (ATen ops, dataflow, fingerprints) and run reader";
+
+  py::class_<Recorder>(m, "Recorder")
+      .def(py::init(&StartRecorder), py::arg("path"), py::arg("overwrite") = false,
+           py::arg("fingerprints") = false, py::arg("stacks") = true, py::arg("kernels") = true,
+           py::arg("energy") = "none", py::arg("command") = "", py::arg("devices") = std::vector<py::dict>{},
+           py::arg("quantiles") = 33, py::arg("singular_values") = 8, py::arg("spectra_max_numel") = 1 << 24,
+           py::arg("spectra_max_side") = 4096)
+      .def("set_config", &Recorder::SetConfig)
+      .def("set_info", &Recorder::SetInfoExtra)
+      .def(
+          "stop",
+          [](Recorder& r) {
+            Result<RecordSummary> s = [&] {
+              py::gil_scoped_release release;
+              return r.Stop();
+            }();
+            return SummaryDict(Take(std::move(s)));
+          },
+          "Stops recording and writes the run file; returns counts.");
+
+  m.def(
+      "fingerprint",
+      [](const at::Tensor& t, int quantiles, int singular_values, int64_t max_numel, int64_t max_side) {
+        Result<Fingerprint> fp = [&] {
+          py::gil_scoped_release release;
+          return ComputeFingerprint(t, FingerprintOpts(quantiles, singular_values, max_numel, max_side));
+        }();
+        return FingerprintDict(Take(std::move(fp)));
+      },
+      py::arg("tensor"), py::arg("quantiles") = 33, py::arg("singular_values") = 8,
+      py::arg("spectra_max_numel") = 1 << 24, py::arg("spectra_max_side") = 4096,
+      "Layout-invariant fingerprint of a tensor (docs/fingerprints.md).");
+
+  m.def(
+      "load_run",
+      [](const std::string& path) {
+        Result<Run> run = [&] {
+          py::gil_scoped_release release;
+          return LoadRun(path);
+        }();
+        return RunDict(Take(std::move(run)));
+      },
+      py::arg("path"), "Loads a .mgt run file into plain Python dicts and lists.");
+}

@@ -1,0 +1,328 @@
+// The RecordFunction callbacks: one Op row per ATen operator call or autograd
+// node, tensors in at start, tensors out (and inputs written in place) at end.
+#include <ATen/core/function_schema.h>
+#include <ATen/core/ivalue.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <sstream>
+
+#include "capture/torch/recorder_state.h"
+
+namespace magneton::capture {
+
+namespace {
+
+// The recording the callbacks feed. Callbacks hold their own reference, so a
+// recording that stops while an op is in flight stays alive until it ends.
+std::atomic<std::shared_ptr<RecorderState>> g_state;
+
+struct OpenOp {
+  int64_t op;
+  int64_t stack;
+  int64_t forward_op;
+  bool backward;
+};
+// Ops open on this thread (the nesting stack) for one recording generation.
+struct ThreadOps {
+  uint64_t generation = 0;
+  std::vector<OpenOp> open;
+};
+thread_local ThreadOps tl_ops;
+
+int64_t ThreadId() {
+  static thread_local int64_t tid = static_cast<int64_t>(syscall(SYS_gettid));
+  return tid;
+}
+
+struct InputRef {
+  at::Tensor tensor;
+  bool versioned = false;  // inference tensors have no version counter
+  uint32_t version = 0;
+  size_t arg = 0;          // argument position in the schema
+};
+
+struct OpContext : at::ObserverContext {
+  std::shared_ptr<RecorderState> state;
+  int64_t id = kNone;
+  bool correlated = false;
+  const OpSchemaInfo* schema = nullptr;
+  std::vector<InputRef> inputs;
+};
+
+template <class F>
+void ForEachTensor(const c10::IValue& v, F&& f) {
+  if (v.isTensor()) {
+    if (v.toTensor().defined()) f(v.toTensor());
+  } else if (v.isList()) {
+    for (const auto& e : v.toListRef())
+      if (e.isTensor() && e.toTensor().defined()) f(e.toTensor());
+  } else if (v.isTuple()) {
+    for (const auto& e : v.toTupleRef().elements())
+      if (e.isTensor() && e.toTensor().defined()) f(e.toTensor());
+  }
+}
+
+bool Version(const at::Tensor& t, uint32_t* version) {
+  const auto& vc = t.unsafeGetTensorImpl()->version_counter();
+  if (!vc.enabled()) return false;
+  *version = vc.current_version();
+  return true;
+}
+
+std::string DtypeName(c10::ScalarType s) {
+  switch (s) {
+    case c10::ScalarType::Float: return "float32";
+    case c10::ScalarType::Double: return "float64";
+    case c10::ScalarType::Half: return "float16";
+    case c10::ScalarType::BFloat16: return "bfloat16";
+    case c10::ScalarType::Long: return "int64";
+    case c10::ScalarType::Int: return "int32";
+    case c10::ScalarType::Short: return "int16";
+    case c10::ScalarType::Char: return "int8";
+    case c10::ScalarType::Byte: return "uint8";
+    case c10::ScalarType::Bool: return "bool";
+    case c10::ScalarType::ComplexFloat: return "complex64";
+    case c10::ScalarType::ComplexDouble: return "complex128";
+    case c10::ScalarType::Float8_e4m3fn: return "float8_e4m3fn";
+    case c10::ScalarType::Float8_e5m2: return "float8_e5m2";
+    default: {
+      std::string n = c10::toString(s);
+      for (auto& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return n;
+    }
+  }
+}
+
+// Under state.mu (device ids). False for tensors with no plain layout.
+bool MakeKey(const at::Tensor& t, RecorderState& st, ValueKey* key) {
+  try {
+    if (t.is_sparse() || t.is_nested() || !t.has_storage()) return false;
+    const c10::StorageImpl* storage = t.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl();
+    key->storage = reinterpret_cast<int64_t>(storage->data_ptr().get());
+    if (key->storage == 0) key->storage = reinterpret_cast<int64_t>(storage);
+    key->offset = t.storage_offset();
+    uint32_t v = 0;
+    key->version = Version(t, &v) ? v : 0;
+    key->device = st.DeviceId(t.device());
+    key->dtype = DtypeName(t.scalar_type());
+    key->shape.assign(t.sizes().begin(), t.sizes().end());
+    key->strides.assign(t.strides().begin(), t.strides().end());
+    return true;
+  } catch (const std::exception&) {
+    return false;  // symbolic sizes, wrapper subclasses
+  }
+}
+
+// Under state.mu. Schema text and written arguments, cached per operator.
+const OpSchemaInfo* SchemaOf(const at::RecordFunction& fn, RecorderState& st) {
+  if (fn.scope() != at::RecordScope::FUNCTION) return nullptr;
+  const char* name = fn.name();
+  auto it = st.schemas.find(name);
+  if (it != st.schemas.end() && it->second.name == name) return &it->second;
+  OpSchemaInfo info;
+  info.name = name;
+  if (auto schema = fn.operator_schema()) {
+    std::ostringstream os;
+    os << *schema;
+    info.schema = os.str();
+    for (const auto& a : schema->arguments()) info.writes.push_back(a.alias_info() && a.alias_info()->isWrite());
+  }
+  auto& slot = st.schemas[name];
+  slot = std::move(info);
+  return &slot;
+}
+
+bool IsWithin(const std::vector<Op>& ops, int64_t op, int64_t ancestor) {
+  for (int64_t o = op; o != kNone; o = ops[o].parent)
+    if (o == ancestor) return true;
+  return false;
+}
+
+// Fingerprints `todo` (tensor row, value) outside the lock and stores them.
+void FingerprintRows(RecorderState& st, std::vector<std::pair<int64_t, at::Tensor>>& todo) {
+  std::vector<std::pair<int64_t, Result<Fingerprint>>> done;
+  done.reserve(todo.size());
+  for (auto& [row, t] : todo) done.emplace_back(row, ComputeFingerprint(t, st.options.fingerprint));
+  std::lock_guard<std::mutex> lock(st.mu);
+  for (auto& [row, fp] : done) {
+    if (fp.ok()) {
+      st.dataflow.tensors()[row].fingerprint = std::move(fp.value());
+      ++st.summary.fingerprints;
+    } else {
+      ++st.summary.fingerprint_failures;
+    }
+  }
+}
+
+std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
+  std::shared_ptr<RecorderState> st = g_state.load(std::memory_order_acquire);
+  if (!st || !st->active.load(std::memory_order_relaxed)) return nullptr;
+  const int64_t start = MonotonicNs();
+  if (tl_ops.generation != st->generation) {
+    tl_ops.open.clear();
+    tl_ops.generation = st->generation;
+  }
+  const OpenOp* parent = tl_ops.open.empty() ? nullptr : &tl_ops.open.back();
+  // Nested ops share their top-level op's call site; only top-level ops walk Python.
+  const int64_t stack = parent ? parent->stack : (st->options.stacks ? st->stacks.Capture() : kNone);
+  const bool backward_node = fn.scope() == at::RecordScope::BACKWARD_FUNCTION;
+  const bool in_backward = backward_node || (parent && parent->backward);
+
+  auto ctx = std::make_unique<OpContext>();
+  ctx->state = st;
+  const auto args = fn.inputs();
+  for (size_t i = 0; i < args.size(); ++i) {
+    ForEachTensor(args[i], [&](const at::Tensor& t) {
+      InputRef in;
+      in.tensor = t;
+      in.versioned = Version(t, &in.version);
+      in.arg = i;
+      ctx->inputs.push_back(std::move(in));
+    });
+  }
+
+  std::vector<std::pair<int64_t, at::Tensor>> fresh;  // graph inputs to fingerprint
+  Op op;
+  int64_t forward_op = kNone;
+  {
+    std::lock_guard<std::mutex> lock(st->mu);
+    op.id = static_cast<int64_t>(st->ops.size());
+    op.parent = parent ? parent->op : kNone;
+    op.name = fn.name();
+    ctx->schema = SchemaOf(fn, *st);
+    if (ctx->schema) op.schema = ctx->schema->schema;
+    op.framework = "torch";
+    op.sequence = fn.seqNr() >= 0 ? fn.seqNr() : kNone;
+    op.thread = ThreadId();
+    op.start_ns = start;
+    op.stack = stack;
+    if (backward_node) {
+      auto it = st->forward_by_seq.find({fn.forwardThreadId(), fn.seqNr()});
+      if (it != st->forward_by_seq.end()) op.forward_op = it->second;
+    } else if (in_backward) {
+      op.forward_op = parent->forward_op;
+    } else if (fn.seqNr() >= 0) {
+      // The autograd node takes the sequence number of the last op that saw it.
+      st->forward_by_seq[{fn.threadId(), fn.seqNr()}] = op.id;
+    }
+    for (const auto& in : ctx->inputs) {
+      ValueKey key;
+      if (!MakeKey(in.tensor, *st, &key)) {
+        ++st->summary.skipped_tensors;
+        continue;
+      }
+      const size_t before = st->dataflow.tensors().size();
+      const int64_t row = st->dataflow.Input(key);
+      op.inputs.push_back(row);
+      if (op.device == kHostDevice) op.device = key.device;
+      if (st->options.fingerprints && st->dataflow.tensors().size() > before) fresh.emplace_back(row, in.tensor);
+    }
+    ctx->id = op.id;
+    forward_op = op.forward_op;
+    st->ops.push_back(std::move(op));
+  }
+  if (!fresh.empty()) FingerprintRows(*st, fresh);
+  tl_ops.open.push_back({ctx->id, stack, forward_op, in_backward});
+  if (st->kernels) {
+    st->kernels->Push(static_cast<uint64_t>(ctx->id));
+    ctx->correlated = true;
+  }
+  return ctx;
+}
+
+void OnOpEnd(const at::RecordFunction& fn, at::ObserverContext* base) {
+  auto* ctx = static_cast<OpContext*>(base);
+  if (!ctx) return;
+  RecorderState& st = *ctx->state;
+  const int64_t end = MonotonicNs();
+  if (ctx->correlated) st.kernels->Pop();
+  auto& open = tl_ops.open;
+  for (size_t i = open.size(); i-- > 0;)
+    if (open[i].op == ctx->id) {
+      open.erase(open.begin() + static_cast<std::ptrdiff_t>(i));
+      break;
+    }
+  if (!st.active.load(std::memory_order_relaxed)) return;
+
+  std::vector<at::Tensor> outs;
+  for (const auto& v : fn.outputs()) ForEachTensor(v, [&](const at::Tensor& t) { outs.push_back(t); });
+  // Inputs the op wrote without returning them (out= arguments, foreach ops).
+  for (const auto& in : ctx->inputs) {
+    uint32_t now = 0;
+    const bool written = in.versioned ? (Version(in.tensor, &now) && now != in.version)
+                                      : (ctx->schema && in.arg < ctx->schema->writes.size() &&
+                                         ctx->schema->writes[in.arg]);
+    if (!written) continue;
+    bool returned = false;
+    for (const auto& o : outs) returned |= o.unsafeGetTensorImpl() == in.tensor.unsafeGetTensorImpl();
+    if (!returned) outs.push_back(in.tensor);
+  }
+
+  std::vector<ValueKey> keys(outs.size());
+  std::vector<std::optional<Fingerprint>> fps(outs.size());
+  std::vector<bool> usable(outs.size());
+  std::vector<size_t> to_compute;
+  {
+    std::lock_guard<std::mutex> lock(st.mu);
+    for (size_t i = 0; i < outs.size(); ++i) {
+      usable[i] = MakeKey(outs[i], st, &keys[i]);
+      if (!usable[i]) {
+        ++st.summary.skipped_tensors;
+        continue;
+      }
+      if (!st.options.fingerprints) continue;
+      // A value a nested op of this one just produced has the same fingerprint.
+      const int64_t latest = st.dataflow.Latest(keys[i]);
+      if (latest != kNone && st.dataflow.tensors()[latest].fingerprint &&
+          st.dataflow.Producer(latest) != kNone && IsWithin(st.ops, st.dataflow.Producer(latest), ctx->id))
+        fps[i] = st.dataflow.tensors()[latest].fingerprint;
+      else
+        to_compute.push_back(i);
+    }
+  }
+  int64_t failures = 0;
+  for (size_t i : to_compute) {
+    auto fp = ComputeFingerprint(outs[i], st.options.fingerprint);
+    if (fp.ok()) fps[i] = std::move(fp.value());
+    else ++failures;
+  }
+  std::lock_guard<std::mutex> lock(st.mu);
+  Op& op = st.ops[ctx->id];
+  op.end_ns = end;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (!usable[i]) continue;
+    const int64_t row = st.dataflow.Output(keys[i], ctx->id);
+    if (fps[i]) {
+      st.dataflow.tensors()[row].fingerprint = std::move(fps[i]);
+      ++st.summary.fingerprints;
+    }
+    op.outputs.push_back(row);
+    if (op.device == kHostDevice) op.device = keys[i].device;
+  }
+  st.summary.fingerprint_failures += failures;
+}
+
+}  // namespace
+
+Status InstallCallbacks(const std::shared_ptr<RecorderState>& state) {
+  std::shared_ptr<RecorderState> expected;
+  if (!g_state.compare_exchange_strong(expected, state))
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "magneton.record: a recording is already active in this process");
+  state->active.store(true);
+  at::RecordFunctionCallback cb(&OnOpStart, &OnOpEnd);
+  cb.needsInputs(true).needsOutputs(true).scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION});
+  state->callback = at::addGlobalCallback(cb);
+  return Status::Ok();
+}
+
+void RemoveCallbacks(const std::shared_ptr<RecorderState>& state) {
+  if (state->callback) at::removeCallback(state->callback);
+  state->callback = 0;
+  state->active.store(false);
+  std::shared_ptr<RecorderState> expected = state;
+  g_state.compare_exchange_strong(expected, nullptr);
+}
+
+}  // namespace magneton::capture

@@ -1,0 +1,50 @@
+// Python call stacks of recorded ops, deduplicated into Frame and Stack rows.
+// Torch's Python bindings release the GIL before entering ATen, so a stack is
+// read by re-taking the GIL on threads that have a Python thread state (the
+// thread that called the op); other threads (autograd workers) get no stack.
+#pragma once
+
+#include <Python.h>
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/run.h"
+
+namespace magneton::capture {
+
+class PythonStacks {
+ public:
+  explicit PythonStacks(int max_depth = 64) : max_depth_(max_depth) {}
+  ~PythonStacks();
+
+  // The stack id of the calling thread's current Python stack (innermost
+  // first), or kNone when the thread runs no Python. Thread-safe. Must be
+  // called without the recorder's lock held (it may take the GIL).
+  int64_t Capture();
+
+  // Rows to write; call after recording stopped.
+  const std::vector<Frame>& frames() const { return frames_; }
+  const std::vector<Stack>& stacks() const { return stacks_; }
+
+ private:
+  int64_t CaptureWithGil();
+  int64_t FrameId(PyCodeObject* code, int line);
+
+  struct VecHash {
+    size_t operator()(const std::vector<int64_t>& v) const noexcept;
+  };
+
+  int max_depth_;
+  std::mutex mu_;
+  std::map<std::pair<PyCodeObject*, int>, int64_t> frame_ids_;  // holds a reference to each code object
+  std::unordered_map<std::vector<int64_t>, int64_t, VecHash> stack_ids_;
+  std::vector<Frame> frames_;
+  std::vector<Stack> stacks_;
+};
+
+}  // namespace magneton::capture

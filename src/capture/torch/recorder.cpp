@@ -1,0 +1,148 @@
+#include "capture/torch/recorder.h"
+
+#include <time.h>
+#include <unistd.h>
+
+#include "capture/torch/recorder_state.h"
+
+namespace magneton::capture {
+
+int64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+namespace {
+
+std::string HostName() {
+  char buf[256] = {0};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return {};
+  return buf;
+}
+
+// Writes a table of rows, keeping the first error.
+template <class Rows>
+void WriteAll(RunWriter& w, const Rows& rows, Status* first) {
+  for (const auto& r : rows) {
+    Status s = w.Add(r);
+    if (!s.ok() && first->ok()) *first = s;
+  }
+}
+
+void Keep(Status s, Status* first) {
+  if (!s.ok() && first->ok()) *first = std::move(s);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Recorder>> Recorder::Start(const RecorderOptions& options) {
+  static std::atomic<uint64_t> generations{0};
+  auto st = std::make_shared<RecorderState>(options);
+  st->generation = ++generations;
+  RunInfo& info = st->options.info;
+  info.pid = getpid();
+  info.start_ns = MonotonicNs();
+  info.magneton_version = MAGNETON_VERSION;
+  if (info.host.empty()) info.host = HostName();
+
+  // Refuse a second recording before touching any file.
+  MAGNETON_RETURN_IF_ERROR(InstallCallbacks(st));
+  st->active.store(false);  // nothing is recorded until the writer is ready
+  auto fail = [&](Error e) -> Result<std::unique_ptr<Recorder>> {
+    RemoveCallbacks(st);
+    return e;
+  };
+  auto writer = RunWriter::Create(options.path, info, options.overwrite);
+  if (!writer.ok()) return fail(writer.error());
+  st->writer = std::move(writer.value());
+
+  // Energy first: its GPUs (with uuids) head the device table that the
+  // recorder's tensors and the tracer's kernels then match.
+  auto energy = EnergyCapture::Start(options.energy, st->writer.get(), &st->devices, &st->stats);
+  Status devices = energy.ok() ? st->AddKnownDevices() : energy.status();
+  if (!devices.ok()) {
+    (void)st->writer->Close();
+    return fail(devices.error());
+  }
+  st->energy = std::move(energy.value());
+
+  bool has_gpu = false;
+  for (const auto& d : options.devices) has_gpu |= d.kind == "gpu";
+  if (options.kernels && has_gpu) {
+    auto kernels = KernelCorrelation::Start(st->writer.get(), &st->devices, &st->writer_mu);
+    if (kernels.ok()) {
+      st->kernels = std::move(kernels.value());
+      st->summary.kernel_tracer = true;
+    } else {
+      st->stats.push_back(Stat{"kernel_tracing_unavailable", "info", 1, kernels.error().message});
+    }
+  }
+  st->active.store(true);
+  return std::unique_ptr<Recorder>(new Recorder(std::move(st)));
+}
+
+Recorder::~Recorder() {
+  if (!stopped_) (void)Stop();
+}
+
+void Recorder::SetConfig(const std::string& key, const std::string& value) {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->config[key] = value;
+}
+
+void Recorder::SetInfoExtra(const std::string& key, const std::string& value) {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->info_extra[key] = value;
+}
+
+Result<RecordSummary> Recorder::Stop() {
+  if (stopped_) return *stopped_;
+  RecorderState& st = *state_;
+  RemoveCallbacks(state_);
+  const int64_t end = MonotonicNs();
+  RunWriter& w = *st.writer;
+  Status first;
+  if (st.kernels) Keep(st.kernels->Stop(), &first);  // kernels reach the writer now
+
+  std::lock_guard<std::mutex> lock(st.mu);
+  for (auto& op : st.ops)
+    if (op.end_ns == 0) op.end_ns = end;  // still open when recording stopped
+  WriteAll(w, st.stacks.frames(), &first);
+  WriteAll(w, st.stacks.stacks(), &first);
+  WriteAll(w, st.dataflow.tensors(), &first);
+  WriteAll(w, st.ops, &first);
+  for (const auto& [k, v] : st.config) Keep(w.SetConfig(k, v), &first);
+
+  RecordSummary& sum = st.summary;
+  sum.ops = static_cast<int64_t>(st.ops.size());
+  sum.tensors = static_cast<int64_t>(st.dataflow.tensors().size());
+  sum.frames = static_cast<int64_t>(st.stacks.frames().size());
+  sum.stacks = static_cast<int64_t>(st.stacks.stacks().size());
+  sum.missed_inputs = st.dataflow.missed_inputs();
+  sum.graph_inputs = 0;
+  for (int64_t t = 0; t < sum.tensors; ++t) sum.graph_inputs += st.dataflow.Producer(t) == kNone;
+  sum.energy_series = st.energy->series_count();
+  if (sum.missed_inputs)
+    st.stats.push_back(Stat{"dataflow_missed_inputs", "info", sum.missed_inputs,
+                            "op inputs on storage written by a recorded op that matched no produced value"});
+  if (sum.fingerprint_failures)
+    st.stats.push_back(Stat{"fingerprint_failures", "info", sum.fingerprint_failures,
+                            "tensors whose fingerprint could not be computed (complex, sparse, ...)"});
+  if (sum.skipped_tensors)
+    st.stats.push_back(Stat{"tensors_without_layout", "info", sum.skipped_tensors,
+                            "tensors with no plain strided layout (nested, symbolic), left out of the dataflow"});
+  WriteAll(w, st.stats, &first);
+  Keep(st.energy->Stop(&w), &first);
+
+  RunInfo info = st.options.info;
+  info.end_ns = end;
+  for (const auto& [k, v] : st.info_extra) info.extra[k] = v;
+  Keep(w.SetInfo(info), &first);
+  Keep(w.Close(), &first);
+  stopped_ = sum;
+  if (!first.ok()) return first.error();
+  return sum;
+}
+
+}  // namespace magneton::capture

@@ -1,0 +1,72 @@
+// The torch recorder: RecordFunction callbacks that turn every ATen operator
+// call (forward and autograd backward) into Op rows with dataflow edges,
+// optional fingerprints, Python stacks and kernel links. Rows are buffered in
+// memory while the workload runs and written to the run store on Stop, so
+// the measured pass pays no I/O.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "capture/torch/dataflow.h"
+#include "capture/torch/fingerprint.h"
+#include "capture/torch/python_stacks.h"
+#include "core/run.h"
+#include "core/status.h"
+#include "core/store.h"
+
+namespace magneton::capture {
+
+struct RecorderOptions {
+  std::string path;
+  bool overwrite = false;
+  bool fingerprints = false;   // the recording pass; off for the measured pass
+  bool stacks = true;          // Python stacks of top-level ops
+  bool kernels = true;         // CUPTI tracer in-process, when this build has it
+  std::string energy = "none"; // "none", "nvml", "auto" (every sampler the machine offers)
+  FingerprintOptions fingerprint;
+  RunInfo info;
+  // Accelerators known at start (from Python): kind "gpu", ordinal, name, uuid, memory.
+  std::vector<Device> devices;
+};
+
+// What a recording produced; returned by Stop.
+struct RecordSummary {
+  int64_t ops = 0, tensors = 0, frames = 0, stacks = 0;
+  int64_t graph_inputs = 0;          // tensors read before any recorded op wrote them
+  int64_t missed_inputs = 0;         // inputs on a written storage that matched no produced value
+  int64_t fingerprints = 0, fingerprint_failures = 0;
+  int64_t skipped_tensors = 0;       // tensors with no usable layout (nested, symbolic)
+  bool kernel_tracer = false;        // CUPTI external correlation was active
+  int64_t energy_series = 0;
+};
+
+class RecorderState;  // recorder.cpp
+
+class Recorder {
+ public:
+  // Opens the run file and installs the callbacks. One recording at a time
+  // per process: a second Start fails with kInvalidArgument.
+  static Result<std::unique_ptr<Recorder>> Start(const RecorderOptions& options);
+  ~Recorder();  // stops (and writes) if Stop was not called
+
+  void SetConfig(const std::string& key, const std::string& value);
+  void SetInfoExtra(const std::string& key, const std::string& value);
+  // Removes the callbacks and writes every buffered row; idempotent.
+  Result<RecordSummary> Stop();
+
+ private:
+  explicit Recorder(std::shared_ptr<RecorderState> state) : state_(std::move(state)) {}
+  std::shared_ptr<RecorderState> state_;
+  std::optional<RecordSummary> stopped_;
+};
+
+// Monotonic nanoseconds (RunInfo::clock_domain).
+int64_t MonotonicNs();
+
+}  // namespace magneton::capture

@@ -1,0 +1,73 @@
+// Internal state of one recording, shared by the callbacks (op_callbacks.cpp)
+// and the start/stop path (recorder.cpp).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <ATen/record_function.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "capture/torch/energy_capture.h"
+#include "capture/torch/kernel_link.h"
+#include "capture/torch/recorder.h"
+
+namespace magneton::capture {
+
+// Per operator (keyed by its interned name): schema text and which arguments
+// it writes (so in-place ops on inference tensors, which have no version
+// counter, still produce a new value).
+struct OpSchemaInfo {
+  std::string name;
+  std::string schema;
+  std::vector<bool> writes;
+};
+
+class RecorderState {
+ public:
+  explicit RecorderState(RecorderOptions o) : options(std::move(o)) {}
+
+  RecorderOptions options;
+  uint64_t generation = 0;
+  std::unique_ptr<RunWriter> writer;
+  std::unique_ptr<KernelCorrelation> kernels;
+  std::unique_ptr<EnergyCapture> energy;
+  std::atomic<bool> active{false};
+  at::CallbackHandle callback = 0;
+
+  PythonStacks stacks;
+
+  // The run's device table, shared with the samplers and the CUPTI tracer
+  // (which appends to it and writes while holding writer_mu).
+  std::mutex writer_mu;
+  std::vector<Device> devices;
+
+  // Everything below is guarded by mu.
+  std::mutex mu;
+  std::vector<Op> ops;
+  Dataflow dataflow;
+  std::map<std::pair<uint64_t, int64_t>, int64_t> forward_by_seq;  // (thread, sequence nr) -> op
+  std::unordered_map<const void*, OpSchemaInfo> schemas;
+  std::map<std::pair<int, int>, int32_t> device_ids;  // (device type, index) -> run device id
+  std::map<std::string, std::string> config;
+  std::map<std::string, std::string> info_extra;
+  std::vector<Stat> stats;
+  RecordSummary summary;
+
+  // Under mu. Devices known at start are mapped by AddKnownDevices; any other
+  // accelerator is added (and written) on first sight.
+  int32_t DeviceId(const c10::Device& d);
+  // Before recording starts: maps options.devices onto the table (by uuid,
+  // as the samplers added them) and writes the ones not there yet.
+  Status AddKnownDevices();
+};
+
+// Installs/removes the global RecordFunction callbacks for `state`.
+Status InstallCallbacks(const std::shared_ptr<RecorderState>& state);
+void RemoveCallbacks(const std::shared_ptr<RecorderState>& state);
+
+}  // namespace magneton::capture

@@ -1,0 +1,539 @@
+// RunWriter, SaveRun and AppendReplays.
+//
+// Add() validates a row, interns its strings and queues it as integers; a
+// writer thread inserts queued rows into SQLite (store_sink.h) and commits
+// whenever a second has passed since the last commit and rows are waiting,
+// so a killed workload loses at most its last second even when it stops
+// adding rows. Running SQLite on its own thread lets the caller's work
+// (decoding CUPTI buffers, building rows) overlap the inserts.
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string_view>
+#include <system_error>
+#include <thread>
+#include <unordered_map>
+
+#include <fmt/core.h>
+
+#include "core/fingerprint_codec.h"
+#include "core/schema.h"
+#include "core/store.h"
+#include "core/store_open.h"
+#include "core/store_sink.h"
+
+namespace magneton {
+namespace {
+
+using store::Batch;
+using store::Row;
+using store::RowKind;
+using Clock = std::chrono::steady_clock;
+
+// The writer thread takes rows in chunks; a caller that outruns it waits once
+// this many rows are queued (bounded memory, and bounded loss on a kill).
+constexpr size_t kWakeRows = 4096;
+constexpr size_t kMaxQueuedRows = 64 * 1024;
+// How often an idle writer thread checks whether a commit is due.
+constexpr auto kPoll = std::chrono::milliseconds(100);
+constexpr auto kCommitEvery = std::chrono::seconds(1);
+
+// "2,3,4": compact, and readable in sqlite3.
+std::string JoinInts(const std::vector<int64_t>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) s.push_back(',');
+    s += std::to_string(v[i]);
+  }
+  return s;
+}
+
+int64_t Bits(double d) { return std::bit_cast<int64_t>(d); }
+
+// Hash and equality that accept string_view, so interning a name that is
+// already known allocates nothing.
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+// Next id expected per table: writers must add rows densely and in order.
+struct NextIds {
+  int64_t devices = 0, ops = 0, tensors = 0, kernels = 0, transfers = 0, api_calls = 0, ranges = 0,
+          frames = 0, stacks = 0, series = 0, replays = 0, strings = 0;
+};
+
+class SqliteRunWriter final : public RunWriter {
+ public:
+  explicit SqliteRunWriter(std::string path) : path_(path), sink_(std::move(path)) {}
+  ~SqliteRunWriter() override { Close(); }
+
+  Status Open(const RunInfo& info);
+
+  Status SetInfo(const RunInfo& info) override;
+  Status Add(const Device& d) override;
+  Status Add(const Op& op) override;
+  Status Add(const Tensor& t) override;
+  Status Add(const Kernel& k) override;
+  Status Add(const Transfer& t) override;
+  Status Add(const ApiCall& a) override;
+  Status Add(const Range& r) override;
+  Status Add(const Frame& f) override;
+  Status Add(const Stack& s) override;
+  Status Add(const ReplayMeasurement& m) override;
+  Status Add(const Stat& s) override;
+  Status AddSeries(const SensorSeries& s) override;
+  Status AddSample(int64_t series_id, int64_t t_ns, double value) override;
+  Status SetConfig(const std::string& key, const std::string& value) override;
+  Status LinkKernel(int64_t kernel_id, int64_t op_id) override;
+  Status LinkTransfer(int64_t transfer_id, int64_t op_id) override;
+  Status Flush() override;
+  Status Close() override;
+
+ private:
+  using Lock = std::unique_lock<std::mutex>;
+
+  // All of these run with mu_ held.
+  Status Ready() const {
+    if (closed_) return MakeError(ErrorCode::kInvalidArgument, fmt::format("{}: run writer is closed", path_));
+    return failed_;
+  }
+  Status CheckId(const char* what, int64_t id, int64_t* next) {
+    MAGNETON_RETURN_IF_ERROR(Ready());
+    if (id != *next)
+      return MakeError(ErrorCode::kInvalidArgument,
+                       fmt::format("{}: {} id {} out of order (expected {})", path_, what, id, *next));
+    ++*next;
+    return Status::Ok();
+  }
+  Status CheckRef(const char* what, int64_t id, int64_t count) const {
+    if (id >= 0 && id < count) return Status::Ok();
+    return MakeError(ErrorCode::kInvalidArgument, fmt::format("{}: no {} {} written yet", path_, what, id));
+  }
+  // The strings id of `s`; queues the string on first sight.
+  int64_t Intern(std::string_view s);
+  void PutText(RowKind kind, std::string_view a, std::string_view b) {
+    Row& r = pending_.Push(kind);
+    r.v[0] = pending_.Text(a);
+    r.v[1] = pending_.Text(b);
+  }
+  void PutInfo(const RunInfo& info);
+  // Ends an add: wakes the writer thread when a chunk is ready, and holds
+  // the caller while the queue is full.
+  Status Queued(Lock& lock);
+
+  void WriterLoop();
+
+  const std::string path_;
+  store::StoreSink sink_;  // the writer thread's while it runs
+
+  std::mutex mu_;
+  std::condition_variable wake_;      // to the writer thread: work, flush or stop
+  std::condition_variable progress_;  // to callers: queue drained, flush done
+  Batch pending_;
+  uint64_t flush_requested_ = 0, flush_done_ = 0;
+  bool stop_ = false, closed_ = false;
+  Status failed_;  // the writer thread's first error; every later call returns it
+  std::thread thread_;
+  std::unordered_map<std::string, int64_t, StringHash, std::equal_to<>> strings_;
+  NextIds next_;
+};
+
+int64_t SqliteRunWriter::Intern(std::string_view s) {
+  if (auto it = strings_.find(s); it != strings_.end()) return it->second;
+  const int64_t id = next_.strings++;
+  strings_.emplace(std::string(s), id);
+  Row& r = pending_.Push(RowKind::kString);
+  r.v[0] = id;
+  r.v[1] = pending_.Text(s);
+  return id;
+}
+
+void SqliteRunWriter::PutInfo(const RunInfo& info) {
+  pending_.Push(RowKind::kInfoClear);
+  const std::string version = info.magneton_version.empty() ? MAGNETON_VERSION : info.magneton_version;
+  PutText(RowKind::kInfoPut, "command", info.command);
+  PutText(RowKind::kInfoPut, "host", info.host);
+  PutText(RowKind::kInfoPut, "clock_domain", info.clock_domain);
+  PutText(RowKind::kInfoPut, "magneton_version", version);
+  PutText(RowKind::kInfoPut, "pid", std::to_string(info.pid));
+  PutText(RowKind::kInfoPut, "start_ns", std::to_string(info.start_ns));
+  PutText(RowKind::kInfoPut, "end_ns", std::to_string(info.end_ns));
+  for (const auto& [k, v] : info.extra) PutText(RowKind::kInfoPut, std::string(schema::kExtraPrefix) + k, v);
+}
+
+Status SqliteRunWriter::Queued(Lock& lock) {
+  const size_t queued = pending_.rows.size();
+  if (queued >= kWakeRows) wake_.notify_one();
+  if (queued >= kMaxQueuedRows)
+    progress_.wait(lock, [&] { return pending_.rows.size() < kMaxQueuedRows || !failed_.ok(); });
+  return Status::Ok();
+}
+
+Status SqliteRunWriter::Open(const RunInfo& info) {
+  MAGNETON_RETURN_IF_ERROR(sink_.Create());
+  PutText(RowKind::kMetaPut, schema::kMetaFormat, schema::kFormat);
+  PutText(RowKind::kMetaPut, schema::kMetaMajor, std::to_string(kSchemaMajor));
+  PutText(RowKind::kMetaPut, schema::kMetaMinor, std::to_string(kSchemaMinor));
+  PutText(RowKind::kMetaPut, schema::kMetaWriter, std::string("magneton ") + MAGNETON_VERSION);
+  PutText(RowKind::kMetaPut, schema::kMetaComplete, "0");
+  PutInfo(info);
+  // The empty run is committed at once, so even a writer killed right away
+  // leaves a file that loads.
+  MAGNETON_RETURN_IF_ERROR(sink_.Apply(pending_));
+  pending_.Clear();
+  MAGNETON_RETURN_IF_ERROR(sink_.Commit());
+  try {
+    thread_ = std::thread(&SqliteRunWriter::WriterLoop, this);
+  } catch (const std::system_error& e) {
+    return MakeError(ErrorCode::kInternal, fmt::format("{}: cannot start the writer thread: {}", path_, e.what()));
+  }
+  return Status::Ok();
+}
+
+void SqliteRunWriter::WriterLoop() {
+  Batch work;
+  auto last_commit = Clock::now();
+  bool uncommitted = false;
+  Lock lock(mu_);
+  while (true) {
+    wake_.wait_for(lock, kPoll, [&] {
+      return stop_ || flush_requested_ != flush_done_ || pending_.rows.size() >= kWakeRows;
+    });
+    std::swap(work, pending_);
+    const uint64_t flush_to = flush_requested_;
+    const bool stopping = stop_;
+    progress_.notify_all();  // the queue has room again
+    lock.unlock();
+
+    Status st;
+    if (!work.empty()) {
+      st = sink_.Apply(work);
+      work.Clear();
+      uncommitted = true;
+    }
+    // On stop, Close commits after the join.
+    const bool due = flush_to != flush_done_ || Clock::now() - last_commit >= kCommitEvery;
+    if (st.ok() && uncommitted && due && !stopping) {
+      st = sink_.Commit();
+      last_commit = Clock::now();
+      uncommitted = false;
+    }
+
+    lock.lock();
+    if (!st.ok() && failed_.ok()) failed_ = st;
+    flush_done_ = flush_to;
+    progress_.notify_all();
+    if (stopping) return;
+  }
+}
+
+Status SqliteRunWriter::Flush() {
+  Lock lock(mu_);
+  MAGNETON_RETURN_IF_ERROR(Ready());
+  const uint64_t target = ++flush_requested_;
+  wake_.notify_one();
+  progress_.wait(lock, [&] { return flush_done_ >= target; });
+  return failed_;
+}
+
+Status SqliteRunWriter::Close() {
+  {
+    Lock lock(mu_);
+    if (closed_) return Status::Ok();
+    closed_ = true;
+    if (thread_.joinable()) {
+      PutText(RowKind::kMetaPut, schema::kMetaComplete, "1");
+      stop_ = true;
+      wake_.notify_one();
+    }
+  }
+  if (thread_.joinable()) thread_.join();
+  Status finished = sink_.Finish();
+  return failed_.ok() ? finished : failed_;
+}
+
+Status SqliteRunWriter::SetInfo(const RunInfo& info) {
+  Lock lock(mu_);
+  MAGNETON_RETURN_IF_ERROR(Ready());
+  PutInfo(info);
+  return Queued(lock);
+}
+
+Status SqliteRunWriter::Add(const Device& d) {
+  Lock lock(mu_);
+  MAGNETON_RETURN_IF_ERROR(CheckId("device", d.id, &next_.devices));
+  Row& r = pending_.Push(RowKind::kDevice);
+  r.v[0] = d.id;
+  r.v[1] = pending_.Text(d.kind);
+  r.v[2] = pending_.Text(d.name);
+  r.v[3] = pending_.Text(d.uuid);
+  r.v[4] = d.ordinal;
+  r.v[5] = d.memory_bytes;
+  return Queued(lock);
+}
+
+Status SqliteRunWriter::Add(const Op& op) {
+  Lock lock(mu_);
+  MAGNETON_RETURN_IF_ERROR(CheckId("op", op.id, &next_.ops));
+  const int64_t name = Intern(op.name), schema = Intern(op.schema), framework = Intern(op.framework);
+  Row& r = pending_.Push(RowKind::kOp);
+  int64_t values[] = {op.id,     op.parent,   name,         schema, framework, op.sequence, op.forward_op,
+                      op.thread, op.start_ns, op.end_ns,    op.stack, op.device};
+  std::copy(std::begin(values), std::end(values), r.v);
+  // Edges go with their op, so they are committed together and never dangle.
+  for (int out = 0; out < 2; ++out) {
+    const auto& tensors = out ? op.outputs : op.inputs;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      Row& e = pending_.Push(RowKind::kOpIo);
+      e.v[0] = op.id;
+      e.v[1] = tensors[i];
+      e.v[2] = static_cast<int64_t>(i);
+      e.v[3] = out;
+    }
+  }
+  return Queued(lock);
+}
+
+Status SqliteRunWriter::Add(const Tensor& t) {
+  Lock lock(mu_);
+  MAGNETON_RETURN_IF_ERROR(CheckId("tensor", t.id, &next_.tensors));
+  const int64_t dtype = Intern(t.dtype);
+  const int64_t shape = pending_.Text(JoinInts(t.shape)), strides = pending_.Text(JoinInts(t.strides));
+  const int64_t fp = t.fingerprint ? pending_.Text(EncodeFingerprint(*t.fingerprint)) : -1;
+  Row& r = pending_.Push(RowKind::kTensor);
+  int64_t values[] = {t.id, t.storage, t.offset, t.version, shape, strides, dtype, t.device, fp};
+  std::copy(std::begin(values), std::end(values), r.v);
+  return Queued(lock);
+}
+
+Status SqliteRunWriter::Add(const Kernel& k) {
+  Lock lock(mu_);
+  MAGNETON_RETURN_IF_ERROR(CheckId("kernel", k.id, &next_.kernels));
+  const int64_t name = Intern(k.name);
+  Row& r = pending_.Push(RowKind::kKernel);
+  int64_t values[] = {k.id,          k.device,    k.stream,     k.start_ns,       k.end_ns,
+                      k.grid[0],     k.grid[1],   k.grid[2],    k.block[0],       k.block[1],
+                      k.block[2],    k.registers, k.static_smem, k.dynamic_smem,  k.correlation,
+                      k.op,          k.stack};
+  r.v[0] = values[0];
+  r.v[1] = name;
+  std::copy(std::begin(values) + 1, std::end(values), r.v + 2);
+  return Queued(lock);
+}
+
+Status SqliteRunWriter::Add(const Transfer& t) {
+  Lock lock(mu_);
+  MAGNETON_RETURN_IF_ERROR(CheckId("transfer", t.id, &next_.transfers));
+  const int64_t kind = Intern(t.kind);
+  Row& r = pending_.Push(RowKind::kTransfer);
+  int64_t values[] = {t.id, kind, t.bytes, t.device, t.stream, t.start_ns, t.end_ns, t.correlation, t.op};
+  std::copy(std::begin(values), std::end(values), r.v);
+  return Queued(lock);
+}
+
+Status SqliteRunWriter::Add(const ApiCall& a) {
+  Lock lock(mu_);
+  MAGNETON_RETURN_IF_ERROR(CheckId("api call", a.id, &next_.api_calls));
+  const int64_t name = Intern(a.name), domain = Intern(a.domain);
+  Row& r = pending_.Push(RowKind::kApiCall);
+  int64_t values[] = {a.id, name, domain, a.thread, a.start_ns, a.end_ns, a.correlation, a.stack};
+  std::copy(std::begin(values), std::end(values), r.v);
+  return Queued(lock);
+}
+
+Status SqliteRunWriter::Add(const Range& rg) {
+  Lock lock(mu_);
+  MAGNETON_RETURN_IF_ERROR(CheckId("range", rg.id, &next_.ranges));
+  const int64_t name = Intern(rg.name), domain = Intern(rg.domain);
+  Row& r = pending_.Push(RowKind::kRange);
+  int64_t values[] = {rg.id, name, domain, rg.thread, rg.start_ns, rg.end_ns, rg.parent};
+  std::copy(std::begin(values), std::end(values), r.v);
+  return Queued(lock);
+}
+
+Status SqliteRunWriter::Add(const Frame& f) {
+  Lock lock(mu_);
+  MAGNETON_RETURN_IF_ERROR(CheckId("frame", f.id, &next_.frames));
+  const int64_t kind = Intern(f.kind), function = Intern(f.function), file = Intern(f.file),
+                module = Intern(f.module);
+  Row& r = pending_.Push(RowKind::kFrame);
+  int64_t values[] = {f.id, kind, function, file, f.line, module};
+  std::copy(std::begin(values), std::end(values), r.v);
+  return Queued(lock);
+}
+
+Status SqliteRunWriter::Add(const Stack& s) {
+  Lock lock(mu_);
+  MAGNETON_RETURN_IF_ERROR(CheckId("stack", s.id, &next_.stacks));
+  Row& r = pending_.Push(RowKind::kStack);
+  r.v[0] = s.id;
+  r.v[1] = static_cast<int64_t>(s.frames.size());
+  for (size_t i = 0; i < s.frames.size(); ++i) {
+    Row& f = pending_.Push(RowKind::kStackFrame);
+    f.v[0] = s.id;
+    f.v[1] = static_cast<int64_t>(i);
+    f.v[2] = s.frames[i];
+  }
+  return Queued(lock);
+}
+
+Status SqliteRunWriter::Add(const ReplayMeasurement& m) {
+  Lock lock(mu_);
+  MAGNETON_RETURN_IF_ERROR(CheckId("replay", m.id, &next_.replays));
+  const int64_t key = pending_.Text(m.key), status = pending_.Text(m.status);
+  Row& r = pending_.Push(RowKind::kReplay);
+  int64_t values[] = {m.id,         m.op,   key,  m.device, m.calls, m.repeats, Bits(m.seconds_per_call),
+                      Bits(m.joules_per_call), Bits(m.idle_watts), Bits(m.cv), status};
+  std::copy(std::begin(values), std::end(values), r.v);
+  return Queued(lock);
+}
+
+Status SqliteRunWriter::Add(const Stat& s) {
+  Lock lock(mu_);
+  MAGNETON_RETURN_IF_ERROR(Ready());
+  const int64_t name = pending_.Text(s.name), severity = pending_.Text(s.severity),
+                description = pending_.Text(s.description);
+  Row& r = pending_.Push(RowKind::kStat);
+  int64_t values[] = {name, severity, s.value, description};
+  std::copy(std::begin(values), std::end(values), r.v);
+  return Queued(lock);
+}
+
+Status SqliteRunWriter::AddSeries(const SensorSeries& s) {
+  Lock lock(mu_);
+  if (s.t_ns.size() != s.value.size())
+    return MakeError(ErrorCode::kInvalidArgument, fmt::format("{}: series {} has {} times but {} values", path_,
+                                                              s.id, s.t_ns.size(), s.value.size()));
+  MAGNETON_RETURN_IF_ERROR(CheckId("series", s.id, &next_.series));
+  const int64_t sensor = Intern(s.sensor), unit = Intern(s.unit), source = Intern(s.source);
+  Row& r = pending_.Push(RowKind::kSeries);
+  int64_t values[] = {s.id, s.device, sensor, unit, source};
+  std::copy(std::begin(values), std::end(values), r.v);
+  for (size_t i = 0; i < s.t_ns.size(); ++i) {
+    Row& p = pending_.Push(RowKind::kSample);
+    p.v[0] = s.id;
+    p.v[1] = s.t_ns[i];
+    p.v[2] = Bits(s.value[i]);
+    MAGNETON_RETURN_IF_ERROR(Queued(lock));
+  }
+  return Queued(lock);
+}
+
+Status SqliteRunWriter::AddSample(int64_t series_id, int64_t t_ns, double value) {
+  Lock lock(mu_);
+  MAGNETON_RETURN_IF_ERROR(Ready());
+  MAGNETON_RETURN_IF_ERROR(CheckRef("series", series_id, next_.series));
+  Row& r = pending_.Push(RowKind::kSample);
+  r.v[0] = series_id;
+  r.v[1] = t_ns;
+  r.v[2] = Bits(value);
+  return Queued(lock);
+}
+
+Status SqliteRunWriter::SetConfig(const std::string& key, const std::string& value) {
+  Lock lock(mu_);
+  MAGNETON_RETURN_IF_ERROR(Ready());
+  PutText(RowKind::kConfig, key, value);
+  return Queued(lock);
+}
+
+Status SqliteRunWriter::LinkKernel(int64_t kernel_id, int64_t op_id) {
+  Lock lock(mu_);
+  MAGNETON_RETURN_IF_ERROR(Ready());
+  MAGNETON_RETURN_IF_ERROR(CheckRef("kernel", kernel_id, next_.kernels));
+  Row& r = pending_.Push(RowKind::kLinkKernel);
+  r.v[0] = op_id;
+  r.v[1] = kernel_id;
+  return Queued(lock);
+}
+
+Status SqliteRunWriter::LinkTransfer(int64_t transfer_id, int64_t op_id) {
+  Lock lock(mu_);
+  MAGNETON_RETURN_IF_ERROR(Ready());
+  MAGNETON_RETURN_IF_ERROR(CheckRef("transfer", transfer_id, next_.transfers));
+  Row& r = pending_.Push(RowKind::kLinkTransfer);
+  r.v[0] = op_id;
+  r.v[1] = transfer_id;
+  return Queued(lock);
+}
+
+void RemoveRunFiles(const std::string& path) {
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) unlink((path + suffix).c_str());
+}
+
+}  // namespace
+
+Result<std::unique_ptr<RunWriter>> RunWriter::Create(const std::string& path, const RunInfo& info,
+                                                     bool overwrite) {
+  if (access(path.c_str(), F_OK) == 0) {
+    if (!overwrite)
+      return MakeError(ErrorCode::kInvalidArgument, fmt::format("{}: already exists; not overwriting it", path));
+    RemoveRunFiles(path);
+  }
+  auto writer = std::make_unique<SqliteRunWriter>(path);
+  if (Status st = writer->Open(info); !st.ok()) {
+    writer.reset();
+    RemoveRunFiles(path);  // no half-made file is left behind
+    return st.error();
+  }
+  return std::unique_ptr<RunWriter>(std::move(writer));
+}
+
+Status SaveRun(const Run& run, const std::string& path, bool overwrite) {
+  auto created = RunWriter::Create(path, run.info, overwrite);
+  if (!created) return created.error();
+  RunWriter& w = **created;
+  // Referenced tables first, so a partial file never points forward.
+  for (const auto& d : run.devices) MAGNETON_RETURN_IF_ERROR(w.Add(d));
+  for (const auto& f : run.frames) MAGNETON_RETURN_IF_ERROR(w.Add(f));
+  for (const auto& s : run.stacks) MAGNETON_RETURN_IF_ERROR(w.Add(s));
+  for (const auto& t : run.tensors) MAGNETON_RETURN_IF_ERROR(w.Add(t));
+  for (const auto& o : run.ops) MAGNETON_RETURN_IF_ERROR(w.Add(o));
+  for (const auto& k : run.kernels) MAGNETON_RETURN_IF_ERROR(w.Add(k));
+  for (const auto& t : run.transfers) MAGNETON_RETURN_IF_ERROR(w.Add(t));
+  for (const auto& a : run.api_calls) MAGNETON_RETURN_IF_ERROR(w.Add(a));
+  for (const auto& r : run.ranges) MAGNETON_RETURN_IF_ERROR(w.Add(r));
+  for (const auto& s : run.series) MAGNETON_RETURN_IF_ERROR(w.AddSeries(s));
+  for (const auto& m : run.replays) MAGNETON_RETURN_IF_ERROR(w.Add(m));
+  for (const auto& [k, v] : run.config) MAGNETON_RETURN_IF_ERROR(w.SetConfig(k, v));
+  for (const auto& s : run.stats) MAGNETON_RETURN_IF_ERROR(w.Add(s));
+  return w.Close();
+}
+
+Status AppendReplays(const std::string& path, const std::vector<ReplayMeasurement>& replays) {
+  auto opened = store::OpenStore(path, /*writable=*/true);
+  if (!opened) return opened.error();
+  sqlite::Db& db = opened->db;
+  auto sql = [&](int rc) { return sqlite::SqlError(path, rc, db.errmsg()); };
+  int rc = db.Exec("BEGIN IMMEDIATE");
+  if (rc != SQLITE_OK) return sql(rc);
+  sqlite::Stmt count, insert;
+  if ((rc = count.Prepare(db, "SELECT count(*) FROM replays")) != SQLITE_OK) return sql(rc);
+  if ((rc = count.Step()) != SQLITE_ROW) return sql(rc);
+  int64_t id = count.Int64(0);  // ids stay dense: the new rows follow the old
+  count = sqlite::Stmt{};
+  const auto& spec = store::kStatements[static_cast<size_t>(RowKind::kReplay)];
+  if ((rc = insert.Prepare(db, spec.sql)) != SQLITE_OK) return sql(rc);
+  for (const auto& m : replays) {
+    insert.Bind(1, id++);
+    insert.Bind(2, m.op);
+    insert.Bind(3, std::string_view(m.key));
+    insert.Bind(4, m.device);
+    insert.Bind(5, m.calls);
+    insert.Bind(6, m.repeats);
+    insert.Bind(7, m.seconds_per_call);
+    insert.Bind(8, m.joules_per_call);
+    insert.Bind(9, m.idle_watts);
+    insert.Bind(10, m.cv);
+    insert.Bind(11, std::string_view(m.status));
+    if ((rc = insert.Run()) != SQLITE_DONE) return sql(rc);  // closing the Db rolls back
+  }
+  insert = sqlite::Stmt{};
+  if ((rc = db.Exec("COMMIT")) != SQLITE_OK) return sql(rc);
+  return Status::Ok();
+}
+
+}  // namespace magneton

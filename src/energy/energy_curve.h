@@ -1,0 +1,43 @@
+// A device's cumulative energy as a function of time, built from whatever
+// series a run has for it (docs/energy.md, "From readings to joules"):
+//  - the energy counter ("energy.total") anchors the joules: its value is
+//    exact at each update, and between updates the energy is distributed in
+//    proportion to the power series' integral (linearly when there is none);
+//  - without a counter, the power series is integrated (sample and hold).
+// Every window energy, attribution and Monitor reading goes through this one
+// function, so all agree.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/run.h"
+
+namespace magneton::energy {
+
+class EnergyCurve {
+ public:
+  bool empty() const { return t_ns_.empty(); }
+  // Joules since the curve's origin at `t_ns`; linear between knots and
+  // continued with the end segments' slopes outside them.
+  double At(int64_t t_ns) const;
+  double Between(int64_t from_ns, int64_t to_ns) const { return At(to_ns) - At(from_ns); }
+
+  std::string method;        // "energy.total", "energy.total+power.instant", "power.instant integral", ...
+  std::string source;        // "nvml", "rapl", "meter", ...
+  int64_t data_from_ns = 0;  // span the readings cover; outside it the curve is extrapolated
+  int64_t data_to_ns = 0;
+  double peak_w = 0;         // highest power reading within the span asked for (0: no power series)
+  std::vector<int64_t> t_ns_;  // knots, strictly increasing
+  std::vector<double> joules_;
+};
+
+// The series BuildEnergyCurve reads, in order of preference for the power shape.
+inline constexpr const char* kPowerSensors[] = {"power.instant", "power.usage", "power"};
+
+// The curve of `device` with knots at least over [from_ns, to_ns]. Empty when
+// the run has no energy or power series for the device.
+EnergyCurve BuildEnergyCurve(const Run& run, int32_t device, int64_t from_ns, int64_t to_ns);
+
+}  // namespace magneton::energy

@@ -1,0 +1,17 @@
+// The HTML report of a diff: one self-contained file (inline CSS and SVG, no
+// external resources) that opens offline: findings with their evidence,
+// matched regions side by side, energy bars, power over time.
+#pragma once
+
+#include <string>
+
+#include "analysis/diff/diff.h"
+#include "core/run.h"
+#include "report/json.h"
+
+namespace magneton::report {
+
+std::string RenderHtml(const analysis::DiffReport& report, const Run& a, const Run& b,
+                       const RunPaths& paths);
+
+}  // namespace magneton::report

@@ -1,0 +1,179 @@
+#include "report/table.h"
+
+#include <cmath>
+
+#include <fmt/core.h>
+#include <fmt/format.h>
+
+#include "analysis/diff/call_site.h"
+#include "report/format.h"
+
+namespace magneton::report {
+namespace {
+
+using analysis::DiffReport;
+using analysis::Evidence;
+using analysis::EvidenceClass;
+using analysis::Finding;
+using analysis::NamedCount;
+using analysis::RunSummary;
+using analysis::Verdict;
+
+struct Style {
+  bool on;
+  std::string operator()(const std::string& s, const char* code) const {
+    return on ? fmt::format("\033[{}m{}\033[0m", code, s) : s;
+  }
+};
+constexpr const char* kBold = "1";
+constexpr const char* kDim = "2";
+constexpr const char* kRed = "31";
+constexpr const char* kYellow = "33";
+constexpr const char* kGreen = "32";
+
+const char* VerdictColor(Verdict v) {
+  return v == Verdict::kWaste ? kRed : v == Verdict::kTradeOff ? kYellow : kDim;
+}
+
+std::string RunLine(char side, const std::string& path, const RunSummary& r, const std::string& unit) {
+  std::string cost = unit == "J" ? fmt::format("{} in {}", FormatJoules(r.joules), FormatSeconds(r.seconds))
+                                 : fmt::format("{} (energy unmeasured)", FormatSeconds(r.seconds));
+  std::string devices = r.devices.empty() ? "no devices recorded" : fmt::format("{}", fmt::join(r.devices, ", "));
+  std::string line = fmt::format("  {} = {}: {}, {} iteration{}, {}", side, path, cost, r.iterations,
+                                 r.iterations == 1 ? "" : "s", devices);
+  if (!r.energy_methods.empty()) line += fmt::format(" [{}]", fmt::join(r.energy_methods, "; "));
+  if (!r.label.empty()) line += fmt::format(" label={}", r.label);
+  return line + "\n";
+}
+
+std::string Counts(const std::vector<NamedCount>& v, size_t limit, size_t width) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < v.size() && i < limit; ++i) {
+    std::string p = Shorten(v[i].name, width);
+    if (v[i].count > 1) p += fmt::format(" x{}", v[i].count);
+    auto site = analysis::Describe(v[i].call_site);
+    if (!site.empty()) p += " at " + site;
+    parts.push_back(p);
+  }
+  if (v.size() > limit) parts.push_back(fmt::format("... {} more", v.size() - limit));
+  return parts.empty() ? "-" : fmt::format("{}", fmt::join(parts, "; "));
+}
+
+void RenderEvidence(std::string& out, const Evidence& e, const Style& st) {
+  out += fmt::format("      {} {}\n", st(fmt::format("[{}]", analysis::ToString(e.kind)), kBold), e.summary);
+  if (e.kind == EvidenceClass::kOperators || e.kind == EvidenceClass::kKernels) {
+    size_t width = e.kind == EvidenceClass::kKernels ? 70 : 40;
+    out += fmt::format("        a only: {}\n", Counts(e.only_a, 4, width));
+    out += fmt::format("        b only: {}\n", Counts(e.only_b, 4, width));
+  }
+  const auto& d = e.divergence;
+  if (d.depth >= 0 && (!d.frame_a.empty() || !d.frame_b.empty())) {
+    out += fmt::format("        call paths part after {} frame{}{}: a {} | b {}\n", d.depth,
+                       d.depth == 1 ? "" : "s",
+                       d.common.empty() ? "" : " (" + analysis::Describe(d.common) + ")",
+                       d.frame_a.empty() ? "-" : analysis::Describe(d.frame_a),
+                       d.frame_b.empty() ? "-" : analysis::Describe(d.frame_b));
+  } else if (e.kind == EvidenceClass::kKernels && d.depth < 0) {
+    out += "        launch call paths: not recorded\n";
+  }
+  for (const auto& c : e.config)
+    out += fmt::format("        config {}: a={} b={}\n", c.key, c.value_a, c.value_b);
+  for (const auto& p : e.params)
+    out += fmt::format("        {} {}: a={} b={}\n", p.subject, p.parameter, p.value_a, p.value_b);
+}
+
+void RenderFinding(std::string& out, const Finding& f, const DiffReport& r, const Style& st) {
+  const std::string& u = r.cost_unit;
+  std::string verdict = st(fmt::format("{:<9}", analysis::ToString(f.verdict)), VerdictColor(f.verdict));
+  out += fmt::format("{:>3}  {} {:>10} {:>7}  {:>10} {:>10} {:>8} {:>8}  {:<9} {}\n", f.rank, verdict,
+                     FormatCost(f.saved_per_iteration, u), FormatPct(f.saved_pct_of_run),
+                     FormatCost(f.a.cost(), u), FormatCost(f.b.cost(), u),
+                     FormatPct(ChangePct(f.a.cost(), f.b.cost()), true),
+                     FormatPct(ChangePct(f.a.seconds, f.b.seconds), true),
+                     analysis::ToString(f.evidence_class()), f.regions.size());
+  out += fmt::format("     {}\n", st(f.label, kBold));
+  out += fmt::format("      why: {} ({} costlier)\n", f.why, f.costly);
+  for (const auto& e : f.evidence) RenderEvidence(out, e, st);
+  for (const auto& h : f.rules)
+    out += fmt::format("      {} {}: {}\n", st("fix", kGreen), h.title, h.recommendation);
+}
+
+std::string Header(const DiffReport& r, const TableOptions& o, const char* what) {
+  std::string out = fmt::format("{}\n", what);
+  out += RunLine('a', o.path_a, r.a, r.cost_unit);
+  out += RunLine('b', o.path_b, r.b, r.cost_unit);
+  out += fmt::format("  matched {} region{} covering {} of a and {} of b; unmatched ops: a {}, b {}\n",
+                     r.regions.size(), r.regions.size() == 1 ? "" : "s",
+                     FormatPct(r.matched_share_a * 100), FormatPct(r.matched_share_b * 100),
+                     r.unmatched_ops_a, r.unmatched_ops_b);
+  for (const auto& n : r.notes) out += fmt::format("  note: {}\n", n);
+  return out;
+}
+
+}  // namespace
+
+std::string RenderDiffTable(const DiffReport& r, const TableOptions& o) {
+  Style st{o.color};
+  std::string out = Header(r, o, "magneton diff");
+  int waste = 0, trade = 0, noise = 0;
+  for (const auto& f : r.findings)
+    (f.verdict == Verdict::kWaste ? waste : f.verdict == Verdict::kTradeOff ? trade : noise)++;
+  out += "\n";
+  out += st(fmt::format("{:>3}  {:<9} {:>10} {:>7}  {:>10} {:>10} {:>8} {:>8}  {:<9} {}\n", "#",
+                        "verdict", "saved/it", "of run", "a", "b", "b vs a", "time", "evidence",
+                        "regions"),
+            kBold);
+  int shown = 0;
+  for (const auto& f : r.findings) {
+    if (f.verdict == Verdict::kNoise && !o.show_noise) continue;
+    if (f.verdict != Verdict::kNoise && shown++ >= o.max_findings) continue;
+    RenderFinding(out, f, r, st);
+  }
+  if (shown > o.max_findings)
+    out += fmt::format("  ... {} more findings (see --json or --html)\n", shown - o.max_findings);
+  if (noise > 0 && !o.show_noise)
+    out += st(fmt::format("  {} region group{} within noise or under the {:.0f}% threshold (--all lists them)\n",
+                          noise, noise == 1 ? "" : "s", r.options.threshold * 100),
+              kDim);
+  out += "\n";
+  if (waste > 0) {
+    double pct = 0;
+    for (const auto& f : r.findings)
+      if (f.verdict == Verdict::kWaste) pct += f.saved_pct_of_run;
+    out += st(fmt::format("{} waste finding{}: {} per iteration could be saved ({} of the run); "
+                          "{} trade-off{}\n",
+                          waste, waste == 1 ? "" : "s",
+                          FormatCost(r.total_saved_per_iteration(), r.cost_unit), FormatPct(pct),
+                          trade, trade == 1 ? "" : "s"),
+              kBold);
+  } else {
+    out += st(fmt::format("no waste found at the {:.0f}% threshold; {} trade-off{}\n",
+                          r.options.threshold * 100, trade, trade == 1 ? "" : "s"),
+              kBold);
+  }
+  return out;
+}
+
+std::string RenderCheckTable(const DiffReport& r, const analysis::RegressionReport& c,
+                             const TableOptions& o) {
+  Style st{o.color};
+  std::string out = Header(r, o, "magneton check (a = baseline, b = new)");
+  out += fmt::format("  whole run: {} -> {} ({})\n\n", FormatCost(r.a.cost(), r.cost_unit),
+                     FormatCost(r.b.cost(), r.cost_unit), FormatPct(c.whole_pct, true));
+  if (!c.regressed()) {
+    out += st(fmt::format("OK: nothing regressed more than {:.1f}%\n", c.max_regression * 100), kGreen);
+    return out;
+  }
+  out += st(fmt::format("REGRESSED: {} item{} over {:.1f}%\n", c.regressions.size(),
+                        c.regressions.size() == 1 ? "" : "s", c.max_regression * 100),
+            kRed);
+  for (const auto& g : c.regressions) {
+    out += fmt::format("  {:>10} -> {:<10} {:>8}  {}\n", FormatCost(g.base, r.cost_unit),
+                       FormatCost(g.now, r.cost_unit), FormatPct(g.pct, true), g.label);
+    if (g.finding && !g.finding->evidence.empty())
+      out += fmt::format("      {}\n", g.finding->evidence.front().summary);
+  }
+  return out;
+}
+
+}  // namespace magneton::report

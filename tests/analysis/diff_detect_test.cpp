@@ -1,0 +1,250 @@
+// Detection: costs per region, grouping, verdicts and ranking (docs/diff.md).
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "analysis/diff/diff.h"
+#include "analysis/diff/regression.h"
+#include "diff_fixture.h"
+
+namespace magneton::analysis {
+namespace {
+
+using fixture::Conv1DPair;
+using fixture::Pair;
+using fixture::Tf32Pair;
+
+DiffReport DiffPair(const Pair& p, DiffOptions o = {}, bool measured = true) {
+  return Diff(p.a.b.run, p.b.b.run, p.match, p.a.Energy(measured), p.b.Energy(measured), o);
+}
+
+const Finding* FirstNonNoise(const DiffReport& r) {
+  for (const auto& f : r.findings)
+    if (f.verdict != Verdict::kNoise) return &f;
+  return nullptr;
+}
+
+TEST(DiffDetect, RepeatedRegionsOfOneCallSiteBecomeOneWasteFinding) {
+  // 12 layers x 2 iterations of Conv1D; b spends 20% more energy in the same time.
+  Pair p = Conv1DPair(12, 2, 1.20, 1.0);
+  DiffReport r = DiffPair(p);
+  ASSERT_EQ(r.findings.size(), 1u);
+  const Finding& f = r.findings[0];
+  EXPECT_EQ(f.verdict, Verdict::kWaste) << f.why;
+  EXPECT_EQ(f.rank, 1);
+  EXPECT_EQ(f.costly, 'b');
+  EXPECT_EQ(f.regions.size(), 24u);
+  EXPECT_NEAR(f.cost_delta_pct, 20.0, 0.01);
+  EXPECT_EQ(f.a.source, CostSource::kAttributed);
+  // 24 regions x 0.5 J x 20% = 2.4 J over 2 iterations.
+  EXPECT_NEAR(f.saved_per_iteration, 1.2, 1e-9);
+  EXPECT_NEAR(f.saved_pct_of_run, 2.4 / (24 * 0.6 + 5.0) * 100, 1e-6);
+  EXPECT_EQ(r.cost_unit, "J");
+  EXPECT_TRUE(r.energy_measured);
+  EXPECT_EQ(r.waste_count(), 1);
+  EXPECT_NEAR(r.matched_share_a, 24 * 0.5 / (24 * 0.5 + 5.0), 1e-9);
+  EXPECT_NE(f.label.find("aten::addmm"), std::string::npos) << f.label;
+  EXPECT_NE(f.label.find("aten::mm + aten::add"), std::string::npos) << f.label;
+  EXPECT_NE(f.label.find("gpt2_blocks.py:41"), std::string::npos) << f.label;  // the costly side's line
+  EXPECT_EQ(r.regions.size(), 24u);
+  EXPECT_EQ(r.regions[0].finding, 0);
+}
+
+TEST(DiffDetect, ThresholdDecidesBetweenWasteAndNoise) {
+  Pair p = Conv1DPair(4, 3, 1.07, 1.0);
+  EXPECT_EQ(DiffPair(p).findings[0].verdict, Verdict::kNoise);  // 7% < 10%
+  DiffOptions o;
+  o.threshold = 0.05;
+  EXPECT_EQ(DiffPair(p, o).findings[0].verdict, Verdict::kWaste);
+  EXPECT_NE(DiffPair(p).findings[0].why.find("under the 10% threshold"), std::string::npos);
+}
+
+TEST(DiffDetect, FasterCostlierSideIsATradeOff) {
+  // b spends 20% more energy but finishes 10% sooner: paying energy for speed.
+  Pair p = Conv1DPair(4, 2, 1.20, 0.90);
+  DiffReport r = DiffPair(p);
+  const Finding* f = FirstNonNoise(r);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->verdict, Verdict::kTradeOff);
+  EXPECT_LT(f->time_delta_pct, -1.0);
+  EXPECT_NE(f->why.find("faster"), std::string::npos) << f->why;
+  // ...but 0.5% faster is within the 1% allowance: still waste.
+  Pair q = Conv1DPair(4, 2, 1.20, 0.995);
+  EXPECT_EQ(DiffPair(q).findings[0].verdict, Verdict::kWaste);
+}
+
+TEST(DiffDetect, OutputsThatDisagreeMakeATradeOff) {
+  Pair p = Conv1DPair(4, 2, 1.30, 1.0);
+  p.match.regions[2].output_rel_diff = 0.04;  // one instance computes something else by 4%
+  DiffReport r = DiffPair(p);
+  const Finding* f = FirstNonNoise(r);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->verdict, Verdict::kTradeOff);
+  EXPECT_NEAR(f->output_rel_diff, 0.04, 1e-12);
+  EXPECT_NE(f->why.find("outputs differ"), std::string::npos) << f->why;
+}
+
+TEST(DiffDetect, InconsistentInstancesAreNoise) {
+  // Alternating +60% / -20% per instance: the total is 20% apart, yet no
+  // instance agrees with the next on which side is costlier.
+  Pair p = Conv1DPair(6, 1, 1.20, 1.0);
+  auto& kj = p.b.kernel_j;  // b has two kernels per region: gemm, add
+  for (size_t r = 0; r < 6; ++r) {
+    double scale = r % 2 == 0 ? 1.6 / 1.2 : 0.8 / 1.2;
+    kj[2 * r] *= scale;
+    kj[2 * r + 1] *= scale;
+  }
+  DiffReport r = DiffPair(p);
+  const Finding& f = r.findings[0];
+  EXPECT_EQ(f.verdict, Verdict::kNoise);
+  EXPECT_NE(f.why.find("not consistent"), std::string::npos) << f.why;
+  EXPECT_GT(f.noise_pct, 30);
+}
+
+TEST(DiffDetect, TinyGroupsAreNoise) {
+  Pair p = Conv1DPair(2, 1, 1.50, 1.0);
+  DiffOptions o;
+  o.min_share = 0.5;  // the regions are ~15% of the run
+  DiffReport r = DiffPair(p, o);
+  const Finding& f = r.findings[0];
+  EXPECT_EQ(f.verdict, Verdict::kNoise);
+  EXPECT_NE(f.why.find("too small"), std::string::npos) << f.why;
+}
+
+TEST(DiffDetect, WithoutEnergyTimeStandsInAndTheReportSaysSo) {
+  Pair p = Conv1DPair(4, 2, 1.0, 1.25);  // b 25% slower; no energy series anywhere
+  DiffReport r = DiffPair(p, {}, /*measured=*/false);
+  EXPECT_FALSE(r.energy_measured);
+  EXPECT_EQ(r.cost_unit, "s");
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_NE(r.notes[0].find("energy unmeasured"), std::string::npos);
+  const Finding& f = r.findings[0];
+  EXPECT_EQ(f.verdict, Verdict::kWaste) << f.why;
+  EXPECT_EQ(f.a.source, CostSource::kTime);
+  EXPECT_TRUE(std::isnan(f.a.joules));
+  EXPECT_NEAR(f.cost_delta_pct, 25, 0.01);
+  EXPECT_NE(f.why.find("energy unmeasured"), std::string::npos);
+  EXPECT_TRUE(std::isnan(r.a.joules));
+}
+
+TEST(DiffDetect, OneUnmeasuredSideComparesTimeOnBoth) {
+  Pair p = Conv1DPair(4, 2, 1.20, 1.0);
+  DiffReport r = Diff(p.a.b.run, p.b.b.run, p.match, p.a.Energy(true), p.b.Energy(false), {});
+  EXPECT_FALSE(r.energy_measured);
+  EXPECT_NE(r.notes[0].find("measured in run a only"), std::string::npos) << r.notes[0];
+  EXPECT_EQ(r.findings[0].verdict, Verdict::kNoise);  // same time
+}
+
+TEST(DiffDetect, ReplayMeasurementsReplaceAttributedEnergy) {
+  Pair p = Conv1DPair(4, 2, 1.0, 1.0);  // attribution sees no difference
+  // A replay of a's addmm says it costs 0.8 J per call; b's mm and add 0.3 + 0.1.
+  auto add_replay = [](magneton::Run& run, const std::string& op_name, double j, double s) {
+    for (const auto& op : run.ops)
+      if (op.name == op_name) {
+        ReplayMeasurement m;
+        m.id = static_cast<int64_t>(run.replays.size());
+        m.op = op.id;
+        m.key = op_name;
+        m.calls = 200;
+        m.repeats = 5;
+        m.seconds_per_call = s;
+        m.joules_per_call = j;
+        m.status = "ok";
+        run.replays.push_back(m);
+        return;
+      }
+  };
+  add_replay(p.a.b.run, "aten::addmm", 0.8, 1e-3);
+  add_replay(p.b.b.run, "aten::mm", 0.3, 0.8e-3);
+  add_replay(p.b.b.run, "aten::add", 0.1, 0.2e-3);
+  DiffReport r = DiffPair(p);
+  EXPECT_TRUE(r.a.has_replays);
+  const Finding& f = r.findings[0];
+  EXPECT_EQ(f.costly, 'a');
+  EXPECT_EQ(f.verdict, Verdict::kWaste) << f.why;
+  EXPECT_EQ(f.a.source, CostSource::kMixed);  // views are costed by attribution
+  EXPECT_NEAR(f.a.joules, 8 * 0.8, 1e-9);
+  EXPECT_NEAR(f.b.joules, 8 * 0.4, 1e-9);
+  bool noted = false;
+  for (const auto& n : r.notes) noted |= n.find("replay") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+TEST(DiffDetect, IterationsOptionOverridesTheRunInfo) {
+  Pair p = Conv1DPair(4, 2, 1.20, 1.0);
+  DiffOptions o;
+  o.iterations = 8;
+  DiffReport r = DiffPair(p, o);
+  const Finding& f = r.findings[0];
+  EXPECT_NEAR(f.saved_per_iteration, 8 * 0.5 * 0.2 / 8, 1e-9);
+}
+
+TEST(DiffDetect, NoRegionsSaysHowToGetThem) {
+  Pair p = Conv1DPair(2, 1, 1.2, 1.0);
+  p.match = {};
+  DiffReport r = DiffPair(p);
+  EXPECT_TRUE(r.findings.empty());
+  bool hint = false;
+  for (const auto& n : r.notes) hint |= n.find("fingerprints=True") != std::string::npos;
+  EXPECT_TRUE(hint);
+}
+
+TEST(DiffDetect, FindingsRankByJoulesSaved) {
+  // Regions 4..7 move to another call site (another module) and waste 3x more.
+  Pair p = Conv1DPair(8, 1, 1.20, 1.0);
+  for (fixture::Side* side : {&p.a, &p.b}) {
+    int64_t site = side->b.Frame("python", "forward", "/work/model/mlp.py", 7);
+    int64_t stack = side->PyStack({site});
+    const auto& regions = p.match.regions;
+    for (size_t r = 4; r < regions.size(); ++r)
+      for (auto op : side == &p.a ? regions[r].ops_a : regions[r].ops_b) side->b.run.ops[op].stack = stack;
+  }
+  for (size_t k = 8; k < p.b.kernel_j.size(); ++k) p.b.kernel_j[k] *= 1.5;  // b: 2 kernels per region
+  DiffReport r = DiffPair(p);
+  ASSERT_EQ(r.findings.size(), 2u);
+  EXPECT_EQ(r.findings[0].rank, 1);
+  EXPECT_EQ(r.findings[1].rank, 2);
+  EXPECT_GT(r.findings[0].saved_per_iteration, r.findings[1].saved_per_iteration);
+  EXPECT_NE(r.findings[0].label.find("mlp.py:7"), std::string::npos) << r.findings[0].label;
+  EXPECT_EQ(r.findings[0].regions, (std::vector<int64_t>{4, 5, 6, 7}));
+  EXPECT_EQ(r.regions[0].finding, 1);  // regions point at their finding after sorting
+  EXPECT_EQ(r.regions[7].finding, 0);
+}
+
+TEST(DiffDetect, ConfigDiffListsEveryDifferingKey) {
+  Pair p = Tf32Pair(2, 1.3, 1.2);
+  p.b.b.run.config["only.in.b"] = "1";
+  DiffReport r = DiffPair(p);
+  ASSERT_EQ(r.config.size(), 3u);
+  EXPECT_EQ(r.config[0].key, "only.in.b");
+  EXPECT_EQ(r.config[0].value_a, "<unset>");
+  EXPECT_EQ(r.config[1].key, "torch.backends.cuda.matmul.allow_tf32");
+  EXPECT_EQ(r.config[1].value_a, "False");
+  EXPECT_EQ(r.config[1].value_b, "True");
+}
+
+TEST(DiffCheck, RegressionGateListsWhatGotCostlier) {
+  Pair p = Conv1DPair(6, 2, 1.15, 1.0);  // b (new) 15% costlier in these regions
+  DiffOptions o;
+  o.threshold = 0.05;
+  DiffReport r = DiffPair(p, o);
+  RegressionReport c = FindRegressions(r, 0.05);
+  ASSERT_TRUE(c.regressed());
+  // The whole run grew 0.9 J on 11 J: +8% > 5%, listed first.
+  EXPECT_EQ(c.regressions[0].label, "whole run");
+  EXPECT_GT(c.whole_pct, 5);
+  ASSERT_EQ(c.regressions.size(), 2u);
+  EXPECT_NEAR(c.regressions[1].pct, 15, 0.01);
+  EXPECT_NE(c.regressions[1].finding, nullptr);
+
+  // The other way round (new is leaner): nothing regressed.
+  DiffReport back = Diff(p.b.b.run, p.a.b.run, [&] {
+    MatchResult m = p.match;
+    for (auto& reg : m.regions) std::swap(reg.ops_a, reg.ops_b);
+    return m;
+  }(), p.b.Energy(), p.a.Energy(), o);
+  EXPECT_FALSE(FindRegressions(back, 0.05).regressed());
+}
+
+}  // namespace
+}  // namespace magneton::analysis

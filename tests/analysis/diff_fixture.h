@@ -1,0 +1,327 @@
+// Builds pairs of Runs shaped like real recordings (stacks with Python and
+// native frames, nested ATen ops, kernels linked to ops, fingerprints, config
+// snapshots) with a known difference, plus the MatchResult and Attributions
+// that the matcher and attribution would give, for tests of the diff core
+// and the reports. Header-only; shared by tests/analysis and tests/report.
+#pragma once
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "analysis/match/region_match.h"
+#include "core/run.h"
+#include "energy/attribution.h"
+
+namespace magneton::fixture {
+
+class RunBuilder {
+ public:
+  RunBuilder(const std::string& command) {
+    run.info.command = command;
+    run.info.host = "testhost";
+    run.info.pid = 4242;
+    run.devices.push_back({0, "gpu", "NVIDIA H200", "GPU-0000", 0, 141LL << 30});
+  }
+
+  int64_t Frame(const std::string& kind, const std::string& function, const std::string& file, int line,
+                const std::string& module = "") {
+    for (const auto& f : run.frames)
+      if (f.kind == kind && f.function == function && f.file == file && f.line == line && f.module == module)
+        return f.id;
+    magneton::Frame f;
+    f.id = static_cast<int64_t>(run.frames.size());
+    f.kind = kind;
+    f.function = function;
+    f.file = file;
+    f.line = line;
+    f.module = module;
+    run.frames.push_back(f);
+    return f.id;
+  }
+  // Frames innermost first, as the recorder stores them.
+  int64_t Stack(std::vector<int64_t> frames) {
+    for (const auto& s : run.stacks)
+      if (s.frames == frames) return s.id;
+    run.stacks.push_back({static_cast<int64_t>(run.stacks.size()), std::move(frames)});
+    return run.stacks.back().id;
+  }
+  int64_t Tensor(std::vector<int64_t> shape, double mean, std::vector<int64_t> strides = {},
+                 const std::string& dtype = "float32") {
+    magneton::Tensor t;
+    t.id = static_cast<int64_t>(run.tensors.size());
+    t.storage = 1000 + t.id;
+    t.shape = std::move(shape);
+    if (strides.empty()) {  // row-major
+      strides.assign(t.shape.size(), 1);
+      for (size_t i = t.shape.size(); i-- > 1;) strides[i - 1] = strides[i] * t.shape[i];
+    }
+    t.strides = std::move(strides);
+    t.dtype = dtype;
+    t.device = 0;
+    Fingerprint fp;
+    fp.numel = t.numel();
+    fp.mean = mean;
+    fp.stddev = 0.5;
+    fp.min = mean - 2;
+    fp.max = mean + 2;
+    fp.l2 = std::sqrt(static_cast<double>(fp.numel)) * 0.6;
+    fp.quantiles = {static_cast<float>(fp.min), static_cast<float>(mean), static_cast<float>(fp.max)};
+    t.fingerprint = fp;
+    run.tensors.push_back(t);
+    return t.id;
+  }
+  int64_t Op(const std::string& name, int64_t parent, int64_t start, int64_t end, int64_t stack,
+             std::vector<int64_t> inputs = {}, std::vector<int64_t> outputs = {}) {
+    magneton::Op op;
+    op.id = static_cast<int64_t>(run.ops.size());
+    op.parent = parent;
+    op.name = name;
+    op.framework = "torch";
+    op.thread = 77;
+    op.start_ns = start;
+    op.end_ns = end;
+    op.stack = stack;
+    op.device = 0;
+    op.inputs = std::move(inputs);
+    op.outputs = std::move(outputs);
+    run.ops.push_back(op);
+    return op.id;
+  }
+  int64_t Kernel(const std::string& name, int64_t op, int64_t start, int64_t end, int grid_x = 128,
+                 int block_x = 256, int64_t stack = kNone) {
+    magneton::Kernel k;
+    k.id = static_cast<int64_t>(run.kernels.size());
+    k.name = name;
+    k.device = 0;
+    k.stream = 7;
+    k.start_ns = start;
+    k.end_ns = end;
+    k.grid[0] = grid_x;
+    k.grid[1] = k.grid[2] = 1;
+    k.block[0] = block_x;
+    k.block[1] = k.block[2] = 1;
+    k.registers = 96;
+    k.correlation = 500 + k.id;
+    k.op = op;
+    k.stack = stack;
+    run.kernels.push_back(k);
+    return k.id;
+  }
+  Run run;
+};
+
+// Attribution as energy::Attribute gives it: kernel energies rolled up to ops
+// inclusively, kernel time likewise, plus an idle share for the device.
+inline energy::Attribution AttributionFor(const Run& run, const std::vector<double>& kernel_j, bool measured = true,
+                                          double idle_j = 5.0) {
+  energy::Attribution at;
+  at.measured = measured;
+  at.kernel_j = kernel_j;
+  at.op_j.assign(run.ops.size(), 0);
+  at.op_gpu_ns.assign(run.ops.size(), 0);
+  double busy = 0;
+  for (const auto& k : run.kernels) {
+    double j = measured ? kernel_j[k.id] : NAN;
+    busy += measured ? j : 0;
+    for (int64_t o = k.op; o >= 0; o = run.ops[o].parent) {
+      at.op_j[o] += measured ? j : 0;
+      at.op_gpu_ns[o] += static_cast<double>(k.end_ns - k.start_ns);
+    }
+  }
+  if (!measured) at.op_j.assign(run.ops.size(), NAN);
+  energy::DeviceEnergy d;
+  d.device = 0;
+  d.start_ns = run.info.start_ns;
+  d.end_ns = run.info.end_ns;
+  d.busy_j = measured ? busy : NAN;
+  d.idle_j = measured ? idle_j : NAN;
+  d.total_j = measured ? busy + idle_j : NAN;
+  d.method = measured ? "energy.total" : "unavailable";
+  at.devices.push_back(d);
+  return at;
+}
+
+// One side of a pair of runs being built region by region.
+struct Side {
+  RunBuilder b;
+  std::vector<double> kernel_j;
+  int64_t t = 1'000'000;  // ns clock
+  int64_t script_frame = -1;
+  explicit Side(const std::string& cmd) : b(cmd) {
+    b.run.info.start_ns = t;
+    script_frame = b.Frame("python", "main", "/home/user/bench/run_model.py", 12);
+  }
+  // A Python stack: the given innermost frames, torch's module call, then the script.
+  int64_t PyStack(std::vector<int64_t> inner) {
+    inner.push_back(b.Frame("python", "_call_impl", "/venv/lib/python3.12/site-packages/torch/nn/modules/module.py", 1784));
+    inner.push_back(script_frame);
+    return b.Stack(inner);
+  }
+  // Adds a kernel of `ns` device time and `j` joules to `op`, advancing the clock.
+  void K(const std::string& name, int64_t op, int64_t ns, double j, int grid = 128, int64_t stack = kNone) {
+    b.Kernel(name, op, t, t + ns, grid, 256, stack);
+    kernel_j.push_back(j);
+    t += ns;
+  }
+  void Finish(int iterations) {
+    b.run.info.end_ns = t + 1000;
+    b.run.info.extra["iterations"] = std::to_string(iterations);
+  }
+  energy::Attribution Energy(bool measured = true) const { return AttributionFor(b.run, kernel_j, measured); }
+};
+
+struct Pair {
+  Side a{"python run_model.py --variant a"}, b{"python run_model.py --variant b"};
+  analysis::MatchResult match;
+  void AddRegion(std::vector<int64_t> ops_a, std::vector<int64_t> ops_b, int64_t in_a, int64_t in_b,
+                 int64_t out_a, int64_t out_b, double rel_diff = 1e-4) {
+    analysis::RegionMatch r;
+    r.id = static_cast<int64_t>(match.regions.size());
+    r.ops_a = std::move(ops_a);
+    r.ops_b = std::move(ops_b);
+    r.inputs_a = {in_a};
+    r.inputs_b = {in_b};
+    r.outputs_a = {out_a};
+    r.outputs_b = {out_b};
+    r.output_rel_diff = rel_diff;
+    match.regions.push_back(r);
+    match.tensor_pairs.emplace_back(in_a, in_b);
+    match.tensor_pairs.emplace_back(out_a, out_b);
+  }
+};
+
+// HF GPT-2 Conv1D: addmm(bias, x, W) in a; mm(x, W) + bias in b. Per call, b
+// spends `energy_ratio` times a's energy in `time_ratio` times a's time.
+inline Pair Conv1DPair(int layers, int iterations, double energy_ratio, double time_ratio) {
+  Pair p;
+  int64_t conv_a = p.a.b.Frame("python", "forward", "/venv/lib/python3.12/site-packages/transformers/pytorch_utils.py", 119);
+  int64_t conv_b = p.b.b.Frame("python", "conv1d_mm_add", "/work/python/magneton/demo/gpt2_blocks.py", 41);
+  for (int it = 0; it < iterations; ++it)
+    for (int l = 0; l < layers; ++l) {
+      double m = 0.01 * (l + 1) + it * 0.001;
+      // Side a: view, addmm (one fused GEMM with bias epilogue), view.
+      Side& a = p.a;
+      int64_t x = a.b.Tensor({8, 1024, 768}, m), w = a.b.Tensor({768, 2304}, 0.0), bias = a.b.Tensor({2304}, 0.0);
+      int64_t x2 = a.b.Tensor({8192, 768}, m), y2 = a.b.Tensor({8192, 2304}, m * 3), y = a.b.Tensor({8, 1024, 2304}, m * 3);
+      int64_t sa = a.PyStack({conv_a});
+      int64_t v1 = a.b.Op("aten::view", kNone, a.t, a.t + 2000, sa, {x}, {x2});
+      a.t += 3000;
+      int64_t mm = a.b.Op("aten::addmm", kNone, a.t, 0, sa, {bias, x2, w}, {y2});
+      a.K("sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32_bias_epilogue", mm, 1'000'000, 0.50);
+      a.b.run.ops[mm].end_ns = a.t;
+      int64_t v2 = a.b.Op("aten::view", kNone, a.t, a.t + 2000, sa, {y2}, {y});
+      a.t += 3000;
+      // Side b: view, mm, add, view.
+      Side& b = p.b;
+      int64_t xb = b.b.Tensor({8, 1024, 768}, m), wb = b.b.Tensor({768, 2304}, 0.0), biasb = b.b.Tensor({2304}, 0.0);
+      int64_t x2b = b.b.Tensor({8192, 768}, m), mmo = b.b.Tensor({8192, 2304}, m * 3 - 0.01),
+              y2b = b.b.Tensor({8192, 2304}, m * 3), yb = b.b.Tensor({8, 1024, 2304}, m * 3);
+      int64_t sb = b.PyStack({conv_b});
+      int64_t w1 = b.b.Op("aten::view", kNone, b.t, b.t + 2000, sb, {xb}, {x2b});
+      b.t += 3000;
+      int64_t bmm = b.b.Op("aten::mm", kNone, b.t, 0, sb, {x2b, wb}, {mmo});
+      auto gemm_ns = static_cast<int64_t>(1'000'000 * time_ratio * 0.9);
+      b.K("sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32", bmm, gemm_ns, 0.50 * energy_ratio * 0.8);
+      b.b.run.ops[bmm].end_ns = b.t;
+      int64_t add = b.b.Op("aten::add", kNone, b.t, 0, sb, {mmo, biasb}, {y2b});
+      b.K("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>",
+          add, static_cast<int64_t>(1'000'000 * time_ratio) - gemm_ns, 0.50 * energy_ratio * 0.2);
+      b.b.run.ops[add].end_ns = b.t;
+      int64_t w2 = b.b.Op("aten::view", kNone, b.t, b.t + 2000, sb, {y2b}, {yb});
+      b.t += 3000;
+      p.AddRegion({v1, mm, v2}, {w1, bmm, add, w2}, x, xb, y, yb);
+    }
+  p.a.Finish(iterations);
+  p.b.Finish(iterations);
+  return p;
+}
+
+// A UNet-like linear layer: the same aten::linear -> aten::addmm in both runs,
+// a fp32 SIMT GEMM in a (allow_tf32 off) and a TF32 tensor-core GEMM in b.
+// a spends `energy_ratio` times b's energy and `time_ratio` times b's time.
+inline Pair Tf32Pair(int layers, double energy_ratio, double time_ratio) {
+  Pair p;
+  p.a.b.run.config = {{"torch.backends.cuda.matmul.allow_tf32", "False"},
+                      {"torch.backends.cudnn.allow_tf32", "False"},
+                      {"torch.backends.cudnn.benchmark", "False"},
+                      {"torch.version", "2.11.0+cu130"}};
+  p.b.b.run.config = p.a.b.run.config;
+  p.b.b.run.config["torch.backends.cuda.matmul.allow_tf32"] = "True";
+  p.b.b.run.config["torch.backends.cudnn.allow_tf32"] = "True";
+  for (int l = 0; l < layers; ++l) {
+    int64_t in_a = 0, in_b = 0, out_a = 0, out_b = 0;
+    std::vector<int64_t> top_a, top_b;
+    for (Side* s : {&p.a, &p.b}) {
+      bool is_a = s == &p.a;
+      auto& fb = s->b;
+      int64_t lin = fb.Frame("python", "forward", "/venv/lib/python3.12/site-packages/torch/nn/modules/linear.py", 134);
+      int64_t blk = fb.Frame("python", "forward", "/work/python/magneton/demo/unet_like.py", 57);
+      int64_t py = s->PyStack({lin, blk});
+      // Kernel launch stacks: native frames on top of the Python ones; they
+      // part where cuBLAS picks the GEMM.
+      int64_t n_common = fb.Frame("native", "at::cuda::blas::gemm<float>", "", 0, "libtorch_cuda.so");
+      int64_t n_pick = is_a ? fb.Frame("native", "cublasLtSgemmSimt", "", 0, "libcublasLt.so.13")
+                            : fb.Frame("native", "cublasLtTf32TensorOpGemm", "", 0, "libcublasLt.so.13");
+      std::vector<int64_t> kframes = {n_pick, n_common, lin, blk};
+      kframes.push_back(fb.Frame("python", "_call_impl", "/venv/lib/python3.12/site-packages/torch/nn/modules/module.py", 1784));
+      kframes.push_back(s->script_frame);
+      int64_t ks = fb.Stack(kframes);
+      double m = 0.1 * (l + 1);
+      int64_t x = fb.Tensor({64, 4096}, m), w = fb.Tensor({4096, 4096}, 0.0), bias = fb.Tensor({4096}, 0.0);
+      int64_t y = fb.Tensor({64, 4096}, m * 2);
+      int64_t linear = fb.Op("aten::linear", kNone, s->t, 0, py, {x, w, bias}, {y});
+      s->t += 1000;
+      fb.Op("aten::t", linear, s->t, s->t + 500, py, {w}, {});
+      s->t += 1000;
+      int64_t addmm = fb.Op("aten::addmm", linear, s->t, 0, py, {bias, x, w}, {y});
+      double base_ns = 400'000, base_j = 0.2;
+      if (is_a)
+        s->K("sm90_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x64x8_simt", addmm,
+             static_cast<int64_t>(base_ns * time_ratio), base_j * energy_ratio, 132, ks);
+      else
+        s->K("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_tensorop", addmm,
+             static_cast<int64_t>(base_ns), base_j, 132, ks);
+      fb.run.ops[addmm].end_ns = s->t;
+      fb.run.ops[linear].end_ns = s->t + 500;
+      s->t += 1000;
+      (is_a ? top_a : top_b).push_back(linear);
+      (is_a ? in_a : in_b) = x;
+      (is_a ? out_a : out_b) = y;
+    }
+    p.AddRegion(top_a, top_b, in_a, in_b, out_a, out_b, 2e-4);
+  }
+  p.a.Finish(1);
+  p.b.Finish(1);
+  return p;
+}
+
+// A region whose two sides launch the same kernel with a different grid, fed
+// a transposed (non-contiguous) input on side b.
+inline Pair LaunchPair(int instances, double energy_ratio) {
+  Pair p;
+  for (int i = 0; i < instances; ++i) {
+    int64_t ids[2][3];
+    for (Side* s : {&p.a, &p.b}) {
+      bool is_a = s == &p.a;
+      auto& fb = s->b;
+      int64_t site = fb.Frame("python", "attention", "/work/model.py", 88);
+      int64_t py = s->PyStack({site});
+      int64_t x = is_a ? fb.Tensor({512, 1024}, 0.3) : fb.Tensor({512, 1024}, 0.3, {1, 512});
+      int64_t y = fb.Tensor({512, 1024}, 0.6);
+      int64_t op = fb.Op("aten::gelu", kNone, s->t, 0, py, {x}, {y});
+      s->K("void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl>", op,
+           200'000, is_a ? 0.1 : 0.1 * energy_ratio, is_a ? 1024 : 4096);
+      fb.run.ops[op].end_ns = s->t;
+      ids[is_a ? 0 : 1][0] = op;
+      ids[is_a ? 0 : 1][1] = x;
+      ids[is_a ? 0 : 1][2] = y;
+    }
+    p.AddRegion({ids[0][0]}, {ids[1][0]}, ids[0][1], ids[1][1], ids[0][2], ids[1][2]);
+  }
+  p.a.Finish(1);
+  p.b.Finish(1);
+  return p;
+}
+
+}  // namespace magneton::fixture

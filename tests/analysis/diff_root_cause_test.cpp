@@ -1,0 +1,193 @@
+// Root cause: evidence classes, call sites, launch-path divergence, config
+// keys and the rules shipped in rules/ (docs/diff.md).
+#include <gtest/gtest.h>
+
+#include "analysis/diff/call_site.h"
+#include "analysis/diff/diff.h"
+#include "analysis/diff/root_cause.h"
+#include "analysis/diff/rules.h"
+#include "diff_fixture.h"
+
+namespace magneton::analysis {
+namespace {
+
+using fixture::Pair;
+
+const std::string kRulesDir = std::string(MAGNETON_TEST_DATA) + "/../../rules";
+
+std::vector<Rule> ShippedRules() {
+  auto rules = LoadRulesDir(kRulesDir);
+  EXPECT_TRUE(rules.ok()) << rules.error().message;
+  return rules.ok() ? *rules : std::vector<Rule>{};
+}
+
+DiffReport DiffPair(const Pair& p, DiffOptions o = {}) {
+  o.rules = ShippedRules();
+  return Diff(p.a.b.run, p.b.b.run, p.match, p.a.Energy(), p.b.Energy(), o);
+}
+
+bool HasRule(const Finding& f, const std::string& id) {
+  for (const auto& h : f.rules)
+    if (h.id == id) return true;
+  return false;
+}
+
+TEST(DiffRootCause, DifferentOperatorsNameBothSidesAndTheirCallSites) {
+  Pair p = fixture::Conv1DPair(12, 1, 1.20, 1.0);
+  DiffReport r = DiffPair(p);
+  const Finding& f = r.findings.at(0);
+  ASSERT_EQ(f.verdict, Verdict::kWaste);
+  EXPECT_EQ(f.evidence_class(), EvidenceClass::kOperators);
+  const Evidence& e = f.evidence[0];
+  ASSERT_EQ(e.only_a.size(), 1u);
+  EXPECT_EQ(e.only_a[0].name, "aten::addmm");
+  EXPECT_EQ(e.only_a[0].call_site.line, 119);
+  EXPECT_NE(e.only_a[0].call_site.file.find("transformers/pytorch_utils.py"), std::string::npos);
+  ASSERT_EQ(e.only_b.size(), 2u);
+  std::set<std::string> b_names{e.only_b[0].name, e.only_b[1].name};
+  EXPECT_EQ(b_names, (std::set<std::string>{"aten::mm", "aten::add"}));
+  EXPECT_EQ(e.only_b[0].call_site.line, 41);
+  // Views are metadata: not listed as operators.
+  for (const auto& nc : e.all_a) EXPECT_NE(nc.name, "aten::view");
+  // The call paths share the script and torch's module call, then part.
+  EXPECT_EQ(e.divergence.depth, 2);
+  EXPECT_EQ(e.divergence.frame_a.line, 119);
+  EXPECT_EQ(e.divergence.frame_b.line, 41);
+  EXPECT_EQ(e.divergence.common.file.find("torch/nn/modules/module.py") != std::string::npos, true);
+  // Kernels differ too, as weaker evidence after the operators.
+  ASSERT_GE(f.evidence.size(), 2u);
+  EXPECT_EQ(f.evidence[1].kind, EvidenceClass::kKernels);
+  // The shipped rule for this pattern: b splits the bias add out of the GEMM.
+  EXPECT_TRUE(HasRule(f, "bias-add-split-from-gemm"));
+  EXPECT_FALSE(HasRule(f, "fused-addmm-costlier"));
+  EXPECT_FALSE(HasRule(f, "tf32-matmul-off"));
+}
+
+TEST(DiffRootCause, FusedAddmmCostlierGetsItsOwnRecommendation) {
+  Pair p = fixture::Conv1DPair(12, 1, 0.80, 1.0);  // now a (addmm) is the costly side
+  DiffReport r = DiffPair(p);
+  const Finding& f = r.findings.at(0);
+  ASSERT_EQ(f.verdict, Verdict::kWaste) << f.why;
+  EXPECT_EQ(f.costly, 'a');
+  EXPECT_TRUE(HasRule(f, "fused-addmm-costlier"));
+  EXPECT_FALSE(HasRule(f, "bias-add-split-from-gemm"));
+}
+
+TEST(DiffRootCause, SameOperatorsDifferentKernelsNameTheSteeringConfigKey) {
+  Pair p = fixture::Tf32Pair(8, 1.35, 1.5);
+  p.a.b.run.config["unrelated.key"] = "x";
+  DiffReport r = DiffPair(p);
+  const Finding& f = r.findings.at(0);
+  ASSERT_EQ(f.verdict, Verdict::kWaste) << f.why;
+  EXPECT_EQ(f.costly, 'a');
+  ASSERT_EQ(f.evidence_class(), EvidenceClass::kKernels);
+  const Evidence& e = f.evidence[0];
+  EXPECT_NE(e.summary.find("same operators"), std::string::npos) << e.summary;
+  ASSERT_EQ(e.only_a.size(), 1u);
+  EXPECT_NE(e.only_a[0].name.find("simt"), std::string::npos);
+  EXPECT_NE(e.only_b[0].name.find("tensorop"), std::string::npos);
+  // Launch paths: script, module call, unet_like.py, linear.py, at::cuda::blas::gemm are
+  // shared; cuBLAS's pick is the first difference.
+  EXPECT_EQ(e.divergence.depth, 5);
+  EXPECT_EQ(e.divergence.common.function, "at::cuda::blas::gemm<float>");
+  EXPECT_EQ(e.divergence.frame_a.function, "cublasLtSgemmSimt");
+  EXPECT_EQ(e.divergence.frame_b.function, "cublasLtTf32TensorOpGemm");
+  EXPECT_EQ(e.divergence.frame_a.kind, "native");
+  // Only the keys known to steer GEMM kernels, not every differing key.
+  ASSERT_EQ(e.config.size(), 1u);
+  EXPECT_EQ(e.config[0].key, "torch.backends.cuda.matmul.allow_tf32");
+  EXPECT_EQ(e.config[0].value_a, "False");
+  EXPECT_EQ(e.config[0].value_b, "True");
+  ASSERT_TRUE(HasRule(f, "tf32-matmul-off"));
+  for (const auto& h : f.rules)
+    if (h.id == "tf32-matmul-off") {
+      EXPECT_NE(h.recommendation.find("torch.backends.cuda.matmul.allow_tf32 is False on the costlier side"),
+                std::string::npos)
+          << h.recommendation;
+      EXPECT_EQ(h.recommendation.find("{key}"), std::string::npos);
+    }
+  EXPECT_FALSE(HasRule(f, "tf32-conv-off"));  // no convolution in the region
+  EXPECT_EQ(r.config.size(), 3u);             // the report still lists every differing key
+}
+
+TEST(DiffRootCause, SameKernelsDifferentLaunchAndLayout) {
+  Pair p = fixture::LaunchPair(5, 1.3);
+  DiffReport r = DiffPair(p);
+  const Finding& f = r.findings.at(0);
+  ASSERT_EQ(f.verdict, Verdict::kWaste) << f.why;
+  ASSERT_EQ(f.evidence_class(), EvidenceClass::kLaunch);
+  const Evidence& e = f.evidence[0];
+  std::map<std::string, const ParamDelta*> by_param;
+  for (const auto& d : e.params) by_param[d.parameter] = &d;
+  ASSERT_TRUE(by_param.count("grid"));
+  EXPECT_EQ(by_param["grid"]->value_a, "(1024,1,1)");
+  EXPECT_EQ(by_param["grid"]->value_b, "(4096,1,1)");
+  ASSERT_TRUE(by_param.count("strides"));
+  EXPECT_EQ(by_param["strides"]->value_a, "[1024,1]");
+  EXPECT_EQ(by_param["strides"]->value_b, "[1,512]");
+  ASSERT_TRUE(by_param.count("contiguous"));
+  EXPECT_EQ(by_param["contiguous"]->value_b, "no");
+  EXPECT_NE(e.summary.find("same kernels"), std::string::npos) << e.summary;
+  EXPECT_TRUE(HasRule(f, "non-contiguous-input"));
+}
+
+TEST(DiffRootCause, NothingStructuralDiffersSaysSo) {
+  Pair p = fixture::LaunchPair(5, 1.3);
+  // Make b identical in layout and launch: only the energy differs.
+  for (auto& t : p.b.b.run.tensors) t.strides = {1024, 1};
+  for (auto& k : p.b.b.run.kernels) k.grid[0] = 1024;
+  DiffReport r = DiffPair(p);
+  const Finding& f = r.findings.at(0);
+  EXPECT_EQ(f.evidence_class(), EvidenceClass::kNone);
+  EXPECT_NE(f.evidence[0].summary.find("nothing in the code path differs"), std::string::npos);
+  EXPECT_TRUE(f.rules.empty());
+}
+
+TEST(DiffRootCause, NoiseFindingsCarryNoEvidence) {
+  Pair p = fixture::Conv1DPair(4, 1, 1.02, 1.0);
+  DiffReport r = DiffPair(p);
+  const Finding& f = r.findings.at(0);
+  EXPECT_EQ(f.verdict, Verdict::kNoise);
+  EXPECT_TRUE(f.evidence.empty());
+  EXPECT_EQ(f.evidence_class(), EvidenceClass::kNone);
+}
+
+TEST(DiffCallSite, UserCallSiteSkipsFrameworkFrames) {
+  fixture::RunBuilder b("x");
+  int64_t torch_f = b.Frame("python", "_call_impl", "/v/site-packages/torch/nn/modules/module.py", 1784);
+  int64_t user = b.Frame("python", "forward", "/home/u/model.py", 33);
+  int64_t native = b.Frame("native", "at::native::addmm_out", "", 0, "libtorch_cpu.so");
+  int64_t s = b.Stack({native, torch_f, user});
+  CallSite site = UserCallSite(b.run, s);
+  EXPECT_EQ(site.file, "/home/u/model.py");
+  EXPECT_EQ(site.line, 33);
+  EXPECT_EQ(Describe(site), "model.py:33 (forward)");
+  EXPECT_EQ(Describe(ToCallSite(b.run.frames[native])), "libtorch_cpu.so!at::native::addmm_out");
+  EXPECT_TRUE(UserCallSite(b.run, kNone).empty());
+  // Only framework frames: fall back to the innermost one.
+  EXPECT_EQ(UserCallSite(b.run, b.Stack({native, torch_f})).function, "at::native::addmm_out");
+}
+
+TEST(DiffCallSite, DivergenceOfIdenticalAndUnrecordedPaths) {
+  fixture::RunBuilder b("x");
+  int64_t f1 = b.Frame("python", "main", "/a.py", 1), f2 = b.Frame("python", "g", "/a.py", 9);
+  int64_t s = b.Stack({f2, f1});
+  Divergence same = FirstDivergence(b.run, s, b.run, s);
+  EXPECT_EQ(same.depth, 2);
+  EXPECT_TRUE(same.frame_a.empty() && same.frame_b.empty());
+  EXPECT_EQ(FirstDivergence(b.run, kNone, b.run, s).depth, -1);
+}
+
+TEST(DiffWorkerOps, WrappersAndViewsAreLookedThrough) {
+  Pair p = fixture::Tf32Pair(1, 1.0, 1.0);
+  CostModel cost(p.a.b.run, p.a.Energy());
+  RegionSide side{&p.a.b.run, &cost, &p.match.regions[0].ops_a};
+  auto workers = WorkerOps(side);
+  ASSERT_EQ(workers.size(), 1u);  // aten::linear -> aten::t (view), aten::addmm
+  EXPECT_EQ(p.a.b.run.ops[workers[0]].name, "aten::addmm");
+  EXPECT_TRUE(IsMetadataOp("aten::view"));
+  EXPECT_FALSE(IsMetadataOp("aten::copy_"));
+}
+
+}  // namespace
+}  // namespace magneton::analysis

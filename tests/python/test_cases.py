@@ -1,0 +1,76 @@
+"""The known-inefficiency suite's premise, checked on a CPU: the two sides of every case
+compute the same values (so any energy difference between them is waste, not a
+different answer). Tiny shapes (the variants' --small); GPU-only cases are skipped."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CASES = ROOT / "cases"
+sys.path.insert(0, str(CASES))
+
+import casekit  # noqa: E402
+
+ALL = casekit.all_cases()
+
+
+def test_every_case_is_complete():
+    assert len(ALL) >= 13, ALL
+    for case in ALL:
+        exp = casekit.expected(case)
+        assert exp["root_cause"] in {"operators", "kernels-config", "launch-layout", "cpu-side"}, case
+        assert exp["expected_waste_side"] in {"wasteful", "efficient", "none"}, case
+        assert (CASES / case / "README.md").exists(), case
+        if exp["program"] == "python":
+            for side in casekit.SIDES:
+                assert (CASES / case / f"{side}.py").exists(), (case, side)
+
+
+def _python_cases():
+    for case in ALL:
+        exp = casekit.expected(case)
+        marks = []
+        if exp.get("gpu_only"):
+            marks.append(pytest.mark.skip(reason=f"GPU only: {exp['gpu_only_reason']}"))
+        yield pytest.param(case, marks=marks, id=case)
+
+
+@pytest.mark.parametrize("case", list(_python_cases()))
+def test_both_sides_compute_the_same_values(case):
+    exp = casekit.expected(case)
+    outs = {}
+    for side in casekit.SIDES:
+        module = casekit.load_variant(case, side)
+        casekit._prepare_device(module, "cpu")
+        state = module.setup("cpu", True)
+        casekit.configure(module, state)
+        outs[side] = module.step(state)
+    arrays = casekit.to_arrays(outs["wasteful"])
+    assert arrays and all(a.size > 0 for a in arrays)
+    tol = exp["cpu_tolerance"]
+    ok, rel = casekit.outputs_close(outs["wasteful"], outs["efficient"], tol["rtol"], tol["atol"])
+    assert ok, f"{case}: outputs differ (max relative difference {rel:.3g})"
+
+
+def test_comparison_can_fail():
+    # Same seed, same numbers; a perturbed output must not pass for equal.
+    module = casekit.load_variant("pytorch-141210", "wasteful")
+    a = module.step(module.setup("cpu", True))
+    b = module.step(module.setup("cpu", True))
+    assert casekit.outputs_close(a, b, 1e-4, 1e-5)[0]
+    assert not casekit.outputs_close(a, a + 1e-2, 1e-4, 1e-5)[0]
+    assert not casekit.outputs_close(a, a[:1], 1e-4, 1e-5)[0]
+
+
+def test_variant_command_line_prints_a_window_record():
+    out = subprocess.run(
+        [sys.executable, str(CASES / "pytorch-141822" / "efficient.py"), "--device", "cpu", "--small",
+         "--seconds", "0.2"],
+        capture_output=True, text=True, timeout=120, check=True).stdout
+    line = next(l for l in out.splitlines() if l.startswith(casekit.TAG))
+    rec = json.loads(line[len(casekit.TAG):])
+    assert rec["case"] == "pytorch-141822" and rec["side"] == "efficient"
+    assert rec["iters"] >= 1 and rec["t1_ns"] > rec["t0_ns"] and rec["cpu_s"] >= 0
