@@ -196,10 +196,17 @@ def _rapl_joules() -> float | None:
     return total if found else None
 
 
+def _sync_each_iteration(module) -> bool:
+    # JAX frees a result's buffer only once its computation ran: queueing seconds of
+    # iterations could hold many outputs at once. A variant may ask for the same pacing.
+    return getattr(module, "FRAMEWORK", "torch") == "jax" or getattr(module, "SYNC_EACH_ITERATION", False)
+
+
 def window(module, state, seconds: float, min_iters: int = 1) -> dict:
     """Runs step() back to back for `seconds` (at least min_iters), queued without a
-    sync per iteration; the window closes after the device drained, so the energy
-    between t0 and t1 is exactly the energy of `iters` iterations."""
+    sync per iteration (JAX: one per iteration); the window closes after the device
+    drained, so the energy between t0 and t1 is exactly the energy of `iters` iterations."""
+    each = _sync_each_iteration(module)
     configure(module, state)
     sync(module)
     rapl0 = _rapl_joules()
@@ -210,6 +217,8 @@ def window(module, state, seconds: float, min_iters: int = 1) -> dict:
     while iters < min_iters or time.monotonic_ns() < deadline:
         out = module.step(state)
         iters += 1
+        if each:
+            sync(module, out)
     sync(module, out)
     t1 = time.monotonic_ns()
     cpu1 = _cpu_seconds()

@@ -55,7 +55,7 @@ def top_finding(doc: dict | None) -> dict | None:
     waste = [f for f in fs if f.get("verdict") == "waste"]
     f = min(waste, key=lambda x: x.get("rank") or 1e9) if waste else fs[0]
     evidence = [e for e in f.get("evidence") or [] if isinstance(e, dict)]
-    kind = evidence[0].get("kind") if evidence else f.get("evidence_class") or f.get("class")
+    kind = f.get("evidence_class") or (evidence[0].get("class") if evidence else None)
     ops, keys = [], []
     for e in evidence:
         for field in ("only_a", "only_b", "all_a", "all_b"):
@@ -78,13 +78,34 @@ def top_finding(doc: dict | None) -> dict | None:
         "evidence_summary": [e.get("summary", "") for e in evidence],
         "rules": [r.get("title") or r.get("id") for r in f.get("rules") or [] if isinstance(r, dict)],
         "waste_findings": sum(1 for x in _findings(doc) if x.get("verdict") == "waste"),
+        "cost_delta_pct": _num(f.get("cost_delta_pct")), "time_delta_pct": _num(f.get("time_delta_pct")),
     }
 
 
+def run_totals(doc: dict | None) -> dict:
+    """Each run's whole cost as the diff reports it, and the end-to-end saving of its waste findings."""
+    runs = (doc or {}).get("runs") or {}
+    out = {}
+    for key, side in SIDE_OF.items():
+        r = runs.get(key) or {}
+        out[side] = {"joules": _num(r.get("joules")), "seconds": _num(r.get("seconds")),
+                     "energy_measured": r.get("energy_measured"), "replays": r.get("replays"),
+                     "iterations": r.get("iterations")}
+    summary = (doc or {}).get("summary") or {}
+    out["saved_pct_of_run"] = _num(summary.get("saved_pct_of_run"))
+    out["unit"] = (doc or {}).get("unit")
+    out["config_diff"] = [c.get("key") for c in (doc or {}).get("config_diff") or [] if isinstance(c, dict)]
+    return out
+
+
 def _key_named(expected_key: str, named: list[str]) -> bool:
-    """A configuration key counts as named when its last two dotted parts appear in a finding's key."""
-    tail = ".".join(expected_key.split(".")[-2:]).lower()
-    return any(tail in k.lower() or expected_key.split(".")[-1].lower() == k.lower() for k in named)
+    """A configuration key counts as named when its last two dotted parts appear in a finding's
+    key or differing parameter; "a|b" accepts either (a layout shows as strides or a format)."""
+    for alt in expected_key.split("|"):
+        tail = ".".join(alt.split(".")[-2:]).lower()
+        if any(tail in k.lower() for k in named):
+            return True
+    return False
 
 
 def assess(case: str, exp: dict, gt: dict | None, doc: dict | None, error: str, runs: Path) -> dict:
@@ -97,9 +118,12 @@ def assess(case: str, exp: dict, gt: dict | None, doc: dict | None, error: str, 
                            "error": error, "finding": None, "match": "no", "why": ""}
     if error:
         row["why"] = error
+        if error.startswith("skipped"):
+            row["match"] = "skipped"
         return row
     f = top_finding(doc)
     row["finding"] = f
+    row["totals"] = run_totals(doc)
     run_sizes = [p.stat().st_size for p in runs.glob("*.mgt")]
     row["run_kib"] = round(sum(run_sizes) / 1024) if run_sizes else None
     if truth == "none":
@@ -154,7 +178,7 @@ def _gt_cells(gt: dict | None) -> tuple[str, str, str, str]:
 
 def summary_table(rows: list[dict]) -> str:
     lines = ["| case | truth (source) | ground truth J/iter W / E | ms/iter W / E | long-window ratio W/E "
-             "| Magneton top finding | class | Magneton ratio W/E | match | saving of E (GT) |",
+             "| Magneton top finding | class | Magneton ratio W/E | match | end-to-end saving of E: GT / Magneton |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         joules, ms, ratio, saving = _gt_cells(r["gt"])
@@ -164,6 +188,8 @@ def summary_table(rows: list[dict]) -> str:
             cls, mratio = f"{f['class'] or f['magneton_class']}", _f(f["ratio_w_over_e"], ".3f")
         else:
             finding, cls, mratio = (r["error"] or "no finding").replace("|", "/"), "–", "–"
+        t = r.get("totals") or {}
+        saving += f" / {_f(t.get('saved_pct_of_run'), '.1f')}%" if t.get("saved_pct_of_run") is not None else " / –"
         lines.append(f"| {r['case']} | {r['truth']} ({r['truth_source']}) | {joules} | {ms} | {ratio} "
                      f"| {finding} | {cls} | {mratio} | {r['match']} | {saving} |")
     return "\n".join(lines)
@@ -193,6 +219,14 @@ def _detail(r: dict) -> list[str]:
                        f"{exp['expected_waste_side']}; the ground truth is what Magneton is judged against.")
     elif gt and "error" in gt:
         out.append(f"- Ground truth failed: {gt['error']}")
+    t = r.get("totals")
+    if t:
+        w, e = t["wasteful"], t["efficient"]
+        out.append(f"- Magneton, whole runs ({t['unit'] or 'unit ?'}): wasteful {_f(w['joules'], '.4f')} J / "
+                   f"{_f(w['seconds'], '.3f', 1e3)} ms, efficient {_f(e['joules'], '.4f')} J / "
+                   f"{_f(e['seconds'], '.3f', 1e3)} ms; end-to-end saving of the waste findings "
+                   f"{_f(t['saved_pct_of_run'], '.1f')}%; replay in runs: {w['replays']} / {e['replays']}; "
+                   f"configuration keys that differ: {', '.join(t['config_diff']) or 'none'}")
     if f:
         out.append(f"- Magneton: {f['verdict']} `{f['label']}`, costly side {f['costly']}, class "
                    f"{f['magneton_class']}, ratio {_f(f['ratio_w_over_e'], '.3f')} "
@@ -211,17 +245,21 @@ def _detail(r: dict) -> list[str]:
 
 def results_markdown(rows: list[dict], gt: dict, args, date) -> str:
     matched = sum(r["match"] == "yes" for r in rows)
+    skipped = sum(r["match"] == "skipped" for r in rows)
+    energy = ("energy from NVML's total energy counter (totals: static + dynamic)" if gt.get("gpu")
+              else "time only (no energy counter was measured)")
     head = [
         "# Case suite results", "",
         f"Produced by `cases/run_all.py` on {date} ({'GPU: ' + gt['gpu'] if gt.get('gpu') else 'no GPU ground truth'}"
         f"{', idle %.0f W' % gt['idle_watts'] if gt.get('idle_watts') else ''}).",
         f"Ground truth: each side alone in back-to-back loops of {gt.get('seconds', '–')} s, alternated over "
-        f"{gt.get('trials', '–')} trials, energy from NVML's total energy counter (totals: static + dynamic). "
+        f"{gt.get('trials', '–')} trials, {energy}. "
         "W = wasteful side (run A), E = efficient side (run B), as the issue reported them; "
         "'truth' names the side that really costs more here.",
         f"Magneton: one recorded iteration per side, `magneton diff A B --json`"
         f"{' (replay requested)' if getattr(args, 'replay', False) else ''}.",
-        "", f"**{matched} of {len(rows)} cases diagnosed as expected.**", "",
+        "", f"**{matched} of {len(rows) - skipped} cases diagnosed as expected**"
+        + (f" ({skipped} skipped on this machine)." if skipped else "."), "",
         summary_table(rows), "", "## Per case", "",
     ]
     body = [line for r in rows for line in _detail(r)]

@@ -24,6 +24,7 @@ import os
 import platform
 import statistics
 import subprocess
+import tempfile
 import sys
 import threading
 import time
@@ -137,7 +138,7 @@ def engine_windows(args) -> tuple[list[dict], str]:
         return [], f"engine binary not found ({args.engine or 'pass --engine'})"
     records, sums = [], {}
     for side, compute in (("wasteful", "fp32"), ("efficient", "tf32")):
-        out = Path(args.out) / f"engine-{compute}.json" if args.out else Path(f"/tmp/engine-{compute}.json")
+        out = Path(tempfile.gettempdir()) / f"magneton-case-engine-{compute}.json"
         recs, err = _run([args.engine, "--compute", compute, "--iters", "1", "--checksum", str(out)], 60)
         if err:
             return [], err
@@ -160,7 +161,7 @@ def _cv(xs: list[float]) -> float:
     return statistics.pstdev(xs) / statistics.mean(xs) if len(xs) > 1 and statistics.mean(xs) else 0.0
 
 
-def summarize(case: str, records: list[dict], watch: CounterWatch | None, exp: dict) -> dict:
+def summarize(records: list[dict], watch: CounterWatch | None, exp: dict) -> dict:
     """Per side: J/iter, s/iter, CPU s/iter over trials; the per-trial ratio; the truth."""
     sides: dict[str, dict[str, list[float]]] = {s: {"j": [], "s": [], "cpu": [], "w": []} for s in casekit.SIDES}
     outputs = next((r for r in records if r.get("event") == "outputs"), {})
@@ -250,6 +251,8 @@ def main() -> int:
     p.add_argument("--engine", default=os.environ.get("CASES_ENGINE", ""), help="compiled cublas-engine binary")
     p.add_argument("--timeout", type=float, default=240, help="seconds allowed per case")
     p.add_argument("--out", default="", help="folder for groundtruth.json")
+    p.add_argument("--budget", type=float, default=0,
+                   help="seconds for the whole run; cases that would start after it are reported as not run")
     args = p.parse_args()
 
     wanted = [c for c in args.cases.split(",") if c] or casekit.all_cases()
@@ -279,12 +282,19 @@ def main() -> int:
         doc["idle_watts"] = e / ((t1 - t0 - 200_000_000) / 1e9) if e is not None else None
 
     failed = 0
+    begun = time.monotonic()
     for case in wanted:
         exp = casekit.expected(case)
         if args.device == "cpu" and exp.get("gpu_only"):
             doc["cases"][case] = {"skipped": exp["gpu_only_reason"]}
             continue
         started = time.monotonic()
+        # A case takes its windows plus start-up; do not start one that cannot finish.
+        need = 2 * args.trials * args.seconds + 2 * args.warm + 15
+        if args.budget and started - begun + need > args.budget:
+            doc["cases"][case] = {"error": f"not run: the {args.budget:.0f} s budget was spent"}
+            failed += 1
+            continue
         print(f"groundtruth: {case} ...", file=sys.stderr, flush=True)
         watch = CounterWatch(nvml) if nvml else None
         with (watch or contextlib.nullcontext()):
@@ -296,7 +306,7 @@ def main() -> int:
             failed += 1
             doc["cases"][case] = {"error": err}
         else:
-            doc["cases"][case] = summarize(case, records, watch, exp)
+            doc["cases"][case] = summarize(records, watch, exp)
         doc["cases"][case]["elapsed_s"] = round(time.monotonic() - started, 1)
         if args.out:  # keep what is done even if a later case hangs the machine
             (Path(args.out) / "groundtruth.json").write_text(json.dumps(doc, indent=1))

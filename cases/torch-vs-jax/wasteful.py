@@ -13,6 +13,7 @@ import casekit  # noqa: E402
 
 workload = casekit.sibling(__file__, "workload")
 FRAMEWORK = "torch"
+SYNC_EACH_ITERATION = True  # paced like its JAX peer, which waits for each result
 
 
 def setup(device, small):

@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import jax
+from jax.extend import core as jcore
 
-from magneton.jax import environment, native, timeline
+from magneton.jax import environment, kernels, native, timeline
 from magneton.jax.graph import NONE, Graph
 from magneton.jax.walk import Walker
 
@@ -104,13 +105,53 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
     summary = {"ops": len(g.ops), "tensors": len(g.tensors), "equations_per_execution": n_ops,
                "fingerprint_failures": fp.failures if fp else 0, "kernel_tracer": False}
     if path is not None:
+        kernel_ops = _link_kernels(session, closed, top_ops, g, n_ops, repeat)
         ids = list(session.device_ids)
         _map_devices(g, lambda local: ids[local])
         rows = g.to_dict()
         rows["extra"] = g.info["extra"]
-        summary.update(session.stop(rows, end_ns))
+        summary.update(session.stop(rows, end_ns, kernel_ops))
     return JaxRecording(outputs=jax.tree_util.tree_unflatten(out_tree, outputs), graph=g, path=path,
                         summary=summary)
+
+
+def _link_kernels(session, closed, top_ops, g: Graph, n_ops: int, repeat: int) -> list:
+    """Per traced kernel, the op to link it to: the equation it computes when
+    its jit's HLO says so (kernels.py), else the op it was launched under."""
+    if not session.kernel_tracer:
+        return []
+    traced = session.stop_tracing()
+    if not traced:
+        return []
+    plans = {}
+    for eqn, op in zip(closed.jaxpr.eqns, top_ops):
+        sub = eqn.params.get("jaxpr")
+        if eqn.primitive.name not in ("jit", "pjit") or sub is None or not g.children()[op]:
+            continue
+        try:
+            thunks = kernels.plan(_compiled_hlo(sub), g, op)
+        except Exception as e:  # an HLO we cannot read: its kernels stay with the jit op
+            g.add_stat("jax_hlo_unreadable", "info", 1, f"{g.ops[op].name}: {type(e).__name__}: {e}"[:300])
+            continue
+        for k in range(repeat):
+            plans[op + k * n_ops] = [kernels.Thunk(t.name, t.op + k * n_ops if t.op != NONE else NONE, t.library)
+                                     for t in thunks]
+    linked = kernels.link(traced, plans)
+    moved = sum(a != k["op"] for a, k in zip(linked, traced))
+    in_jit = sum(k["op"] in plans for k in traced)
+    if in_jit:
+        g.add_stat("jax_kernels_linked_to_equations", "info", moved,
+                   f"of {in_jit} kernels of jit executables, linked through XLA's HLO metadata")
+    return linked
+
+
+def _compiled_hlo(sub) -> str:
+    """Optimized HLO of the executable a jit equation runs (compiled again from
+    the same jaxpr: same module, same instruction names)."""
+    jaxpr, consts = (sub.jaxpr, sub.consts) if hasattr(sub, "consts") else (sub, [])
+    fn = jcore.jaxpr_as_fun(jcore.ClosedJaxpr(jaxpr, consts))
+    avals = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in jaxpr.invars]
+    return jax.jit(fn).lower(*avals).compile().as_text()
 
 
 def _map_devices(g: Graph, to_run_id) -> None:

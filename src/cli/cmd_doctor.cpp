@@ -27,6 +27,7 @@ struct DoctorArgs {
 
 // One line of the report: a part, whether it is usable, and the detail or why not.
 struct Check {
+  explicit Check(std::string p) : part(std::move(p)) {}
   std::string part;
   bool usable = false;
   std::string detail;

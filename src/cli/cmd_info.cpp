@@ -25,18 +25,27 @@ struct InfoArgs {
 struct DeviceEnergy {
   const Device* device;
   double joules;
+  double seconds;  // span of the readings the joules cover
   std::string method, source;
 };
 
-// Energy over the span of each device's readings: the energy counter's last
-// minus first reading, else the integral of its power series (the same
-// curve every other command uses, energy/energy_curve.h).
+// Per device: the energy counter's last minus first reading when the run has
+// one (exact over the span it covers); else the integral of its power series,
+// from the same curve every other command uses (energy/energy_curve.h).
 std::vector<DeviceEnergy> EnergyPerDevice(const Run& run) {
   std::vector<DeviceEnergy> out;
   for (const auto& d : run.devices) {
+    const SensorSeries* counter = run.FindSeries(d.id, "energy.total");
+    if (counter && counter->value.size() >= 2) {
+      out.push_back({&d, counter->value.back() - counter->value.front(),
+                     (counter->t_ns.back() - counter->t_ns.front()) / 1e9, "energy.total last - first",
+                     counter->source});
+      continue;
+    }
     auto curve = energy::BuildEnergyCurve(run, d.id, run.info.start_ns, run.info.end_ns);
     if (curve.empty()) continue;
-    out.push_back({&d, curve.Between(curve.data_from_ns, curve.data_to_ns), curve.method, curve.source});
+    out.push_back({&d, curve.Between(curve.data_from_ns, curve.data_to_ns),
+                   (curve.data_to_ns - curve.data_from_ns) / 1e9, curve.method, curve.source});
   }
   return out;
 }
@@ -109,8 +118,8 @@ void PrintText(const std::string& path, const StoreHeader& header, const Run& ru
   fmt::print("\nenergy\n");
   if (energy.empty()) fmt::print("  none recorded (no energy or power series)\n");
   for (const auto& e : energy)
-    fmt::print("  {:>3}  {:<20}  {:>10}   {}, {}\n", e.device->id, e.device->name, report::FormatJoules(e.joules),
-               e.method, e.source);
+    fmt::print("  {:>3}  {:<20}  {:>10}  over {}   {}, {}\n", e.device->id, e.device->name,
+               report::FormatJoules(e.joules), report::FormatSeconds(e.seconds), e.method, e.source);
 
   if (!run.stats.empty()) {
     size_t name_w = 4;
@@ -148,7 +157,7 @@ void PrintJson(const std::string& path, const StoreHeader& header, const Run& ru
   j["energy"] = nlohmann::json::array();
   for (const auto& e : EnergyPerDevice(run))
     j["energy"].push_back(
-        {{"device", e.device->id}, {"name", e.device->name}, {"joules", e.joules}, {"method", e.method},
+        {{"device", e.device->id}, {"name", e.device->name}, {"joules", e.joules}, {"seconds", e.seconds}, {"method", e.method},
          {"source", e.source}});
   j["stats"] = nlohmann::json::array();
   for (const auto& s : run.stats)

@@ -23,5 +23,7 @@ int Fail(const Error& error);
 void RegisterInfo(CLI::App& app, Action& run);
 void RegisterDoctor(CLI::App& app, Action& run);
 void RegisterMeasure(CLI::App& app, Action& run);
+void RegisterRecord(CLI::App& app, Action& run);
+void RegisterTop(CLI::App& app, Action& run);
 
 }  // namespace magneton::cli

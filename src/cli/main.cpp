@@ -28,6 +28,8 @@ int main(int argc, char** argv) {
   RegisterInfo(app, run);
   RegisterDoctor(app, run);
   RegisterMeasure(app, run);
+  RegisterRecord(app, run);
+  RegisterTop(app, run);
 
   try {
     app.parse(argc, argv);

@@ -48,7 +48,7 @@ json EvidenceJson(const Evidence& e) {
            {"common", Site(e.divergence.common)},
            {"a", Site(e.divergence.frame_a)},
            {"b", Site(e.divergence.frame_b)}};
-  return {{"class", analysis::ToString(e.kind)},
+  return {{"kind", analysis::ToString(e.kind)},
           {"summary", e.summary},
           {"only_a", Counts(e.only_a)},
           {"only_b", Counts(e.only_b)},
@@ -94,6 +94,7 @@ json RunJson(const RunSummary& r, const std::string& path) {
           {"joules", Num(r.joules)},
           {"seconds", Num(r.seconds)},
           {"iterations", r.iterations},
+          {"measured_repeats", r.measured_repeats},
           {"ops", r.ops},
           {"kernels", r.kernels},
           {"devices", r.devices},

@@ -325,3 +325,43 @@ inline Pair LaunchPair(int instances, double energy_ratio) {
 }
 
 }  // namespace magneton::fixture
+
+namespace magneton::fixture {
+
+// A measured pass of `recorded`'s program: its ops `repeats` times over, with
+// each op's (and kernel's) duration scaled by `scale(op name)`; no fingerprints.
+template <class Scale>
+Run MeasuredPass(const Run& recorded, int repeats, Scale scale) {
+  Run m = recorded;
+  m.ops.clear();
+  m.kernels.clear();
+  for (auto& t : m.tensors) t.fingerprint.reset();
+  m.info.extra["fingerprints"] = "false";
+  int64_t t = recorded.info.start_ns, n = static_cast<int64_t>(recorded.ops.size());
+  for (int r = 0; r < repeats; ++r) {
+    int64_t base = t - recorded.info.start_ns;
+    for (const auto& op : recorded.ops) {
+      Op o = op;
+      o.id += r * n;
+      if (o.parent >= 0) o.parent += r * n;
+      double s = scale(op.name);
+      o.start_ns = op.start_ns + base;
+      o.end_ns = o.start_ns + static_cast<int64_t>((op.end_ns - op.start_ns) * s);
+      m.ops.push_back(o);
+    }
+    for (const auto& k : recorded.kernels) {
+      Kernel c = k;
+      c.id = static_cast<int64_t>(m.kernels.size());
+      c.op = k.op + r * n;
+      double s = scale(recorded.ops[k.op].name);
+      c.start_ns = m.ops[c.op].start_ns;
+      c.end_ns = c.start_ns + static_cast<int64_t>((k.end_ns - k.start_ns) * s);
+      m.kernels.push_back(c);
+    }
+    t += recorded.info.end_ns - recorded.info.start_ns;
+  }
+  m.info.end_ns = t;
+  return m;
+}
+
+}  // namespace magneton::fixture

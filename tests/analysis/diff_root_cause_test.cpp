@@ -178,15 +178,22 @@ TEST(DiffCallSite, DivergenceOfIdenticalAndUnrecordedPaths) {
   EXPECT_EQ(FirstDivergence(b.run, kNone, b.run, s).depth, -1);
 }
 
-TEST(DiffWorkerOps, WrappersAndViewsAreLookedThrough) {
+TEST(DiffComputeOps, WrappersAndViewsAreLookedThrough) {
   Pair p = fixture::Tf32Pair(1, 1.0, 1.0);
   CostModel cost(p.a.b.run, p.a.Energy());
   RegionSide side{&p.a.b.run, &cost, &p.match.regions[0].ops_a};
-  auto workers = WorkerOps(side);
+  auto workers = ComputeOps(side);
   ASSERT_EQ(workers.size(), 1u);  // aten::linear -> aten::t (view), aten::addmm
   EXPECT_EQ(p.a.b.run.ops[workers[0]].name, "aten::addmm");
   EXPECT_TRUE(IsMetadataOp("aten::view"));
   EXPECT_FALSE(IsMetadataOp("aten::copy_"));
+  // A wrapper with nothing recorded under it still counts: it did the work.
+  p.a.b.run.ops[workers[0]].parent = kNone;
+  p.a.b.run.ops[workers[0] - 1].parent = kNone;  // the aten::t
+  CostModel again(p.a.b.run, p.a.Energy());
+  auto alone = ComputeOps(RegionSide{&p.a.b.run, &again, &p.match.regions[0].ops_a});
+  ASSERT_EQ(alone.size(), 1u);
+  EXPECT_EQ(p.a.b.run.ops[alone[0]].name, "aten::linear");
 }
 
 }  // namespace

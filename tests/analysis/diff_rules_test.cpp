@@ -82,6 +82,14 @@ TEST(DiffRules, AllConditionsMustHoldAndConfigFillsTheTemplate) {
   RuleSubject no_key = s;
   no_key.config = {{"other", "1", "2"}};
   EXPECT_TRUE(MatchRules(*rules, no_key).empty());
+  auto extra = ParseRules(R"({"rules": [{"id": "copy", "title": "t", "recommendation": "r",
+      "costly_ops": ["copy_"], "lean_adds_nothing": true}]})", "c.json");
+  ASSERT_TRUE(extra.ok()) << extra.error().message;
+  RuleSubject copies;
+  copies.costly_ops = {"aten::copy_"};
+  EXPECT_EQ(MatchRules(*extra, copies).size(), 1u);
+  copies.lean_ops = {"aten::mm"};  // the lean side does something else instead: not a pure extra copy
+  EXPECT_TRUE(MatchRules(*extra, copies).empty());
   RuleSubject no_op = s;
   no_op.ops = {"aten::addmm_backward"};  // the pattern is anchored in the rule
   EXPECT_TRUE(MatchRules(*rules, no_op).empty());

@@ -74,3 +74,36 @@ def test_variant_command_line_prints_a_window_record():
     rec = json.loads(line[len(casekit.TAG):])
     assert rec["case"] == "pytorch-141822" and rec["side"] == "efficient"
     assert rec["iters"] >= 1 and rec["t1_ns"] > rec["t0_ns"] and rec["cpu_s"] >= 0
+
+
+def test_groundtruth_reads_window_energy_between_counter_updates():
+    import groundtruth
+    watch = groundtruth.CounterWatch(nvml=None)
+    # The counter moved every 100 ms at a steady 500 W: 50 J per update.
+    watch.points = [(i * 100_000_000, 1000.0 + 50.0 * i) for i in range(30)]
+    assert watch.energy(250_000_000, 2_250_000_000) == pytest.approx(1000.0)  # 2 s x 500 W
+    assert watch.energy(0, 5_000_000_000) is None  # past the last update: unknown, not guessed
+
+
+def test_groundtruth_truth_needs_a_margin_beyond_the_spread():
+    import groundtruth
+    assert groundtruth.truth(1.20, 0.01) == "wasteful"
+    assert groundtruth.truth(1 / 1.20, 0.01) == "efficient"
+    assert groundtruth.truth(1.04, 0.005) == "none"
+    assert groundtruth.truth(1.20, 0.10) == "none"  # a 10% spread hides a 20% difference
+    assert groundtruth.truth(None, 0) is None
+
+
+def test_cublas_engine_compiles_and_rejects_bad_usage(tmp_path):
+    import shutil
+    nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if Path("/usr/local/cuda/bin/nvcc").exists() else None)
+    if nvcc is None:
+        pytest.skip("no CUDA toolkit (nvcc) on this machine")
+    engine = tmp_path / "engine"
+    build = subprocess.run([nvcc, "-O2", "-std=c++17", "-Xcompiler", "-Wall,-Wextra", "-o", str(engine),
+                            str(CASES / "cublas-engine" / "engine.cu"), "-lcublas", "-ldl"],
+                           capture_output=True, text=True, timeout=300)
+    assert build.returncode == 0, build.stderr
+    assert "warning" not in build.stderr.lower(), build.stderr
+    bad = subprocess.run([str(engine), "--compute", "fp16"], capture_output=True, text=True, timeout=30)
+    assert bad.returncode == 2 and bad.stderr.startswith("engine: --compute must be fp32 or tf32")

@@ -91,7 +91,22 @@ class Devices:
                 memory = int((d.memory_stats() or {}).get("bytes_limit", 0))
             except Exception:
                 pass
-            self.rows.append({"kind": "gpu" if d.platform in ("gpu", "cuda", "rocm") else d.platform,
-                              "ordinal": int(getattr(d, "local_hardware_id", d.id) or 0),
-                              "name": str(d.device_kind), "uuid": "", "memory_bytes": memory})
+            row = {"kind": "gpu" if d.platform in ("gpu", "cuda", "rocm") else d.platform,
+                   "ordinal": int(getattr(d, "local_hardware_id", d.id) or 0),
+                   "name": str(d.device_kind), "uuid": "", "memory_bytes": memory}
+            # The uuid joins this row to the energy sampler's and the tracer's.
+            for known in _cuda_devices() if row["kind"] == "gpu" else []:
+                if known["ordinal"] == row["ordinal"]:
+                    row.update(uuid=known["uuid"], name=known["name"])
+            self.rows.append(row)
         return idx
+
+
+def _cuda_devices() -> list:
+    """CUDA devices as the torch recorder names them (uuid, NVML name)."""
+    try:
+        import torch
+        from magneton.recorder import _devices
+        return _devices(torch)
+    except Exception:
+        return []

@@ -5,9 +5,9 @@ exact: JAX values are immutable and each jaxpr variable is written once.
 Leaf equations are evaluated with their primitive's bind, one at a time, so
 the value on every edge exists and can be fingerprinted. Higher-order
 equations (jit, closed_call, custom_jvp_call, custom_vjp_call, remat, scan,
-while, cond) become an op whose children are the equations of their
-sub-jaxprs, walked with the same values the primitive would pass them; loops
-are unrolled up to `max_unroll` iterations, longer ones are bound whole.
+while, cond) become a tensor-less op whose children are the equations of
+their sub-jaxprs, walked with the values the primitive would pass them;
+loops are unrolled up to `max_unroll` iterations, longer ones bound whole.
 """
 
 from __future__ import annotations
@@ -166,9 +166,11 @@ class Walker:
 
     def equation(self, eqn, ins: list, parent: int) -> list:
         si = eqn.source_info
+        stack = self._stack(si)
+        if stack == NONE and parent != NONE:  # traced inside JAX itself (jax.nn.relu's jit): the caller's site
+            stack = self.g.ops[parent].stack
         op = self.g.new_op(name=_op_name(eqn), schema=_schema(eqn), parent=parent, thread=self.thread,
-                           inputs=[t for _, t in ins if t is not None],
-                           scope=str(si.name_stack), stack=self._stack(si))
+                           inputs=[t for _, t in ins if t is not None], scope=str(si.name_stack), stack=stack)
         self.busy_ns.append(0)
         handler = self._structured.get(eqn.primitive.name)
         inner = None
@@ -177,21 +179,19 @@ class Walker:
             with source_info_util.user_context(si.traceback, name_stack=si.name_stack), eqn.ctx.manager:
                 inner = handler(eqn, ins, op)
             op.end_ns = time.monotonic_ns()
-        if inner is None:  # a leaf, or a structure we do not look into
-            values = self.bind(eqn, [v for v, _ in ins], op)
-            inner = [(v, None) for v in values]
-        else:
+        if inner is not None:
+            # Walked into: the op is a scope around its equations and lists no
+            # tensors itself, so matching sees the equations (the children
+            # read and write the values) rather than one opaque node.
             self._structured_ops.add(op.id)
-        outs = []
-        for (value, t_in) in inner:
-            fp = self.g.tensors[t_in].fingerprint if t_in is not None else None
-            t = self._row(value, op.id, fp)
-            op.outputs.append(t)
-            outs.append((value, t))
-        if outs:
-            op.device = self.g.tensors[op.outputs[0]].device
-        elif op.inputs:
-            op.device = self.g.tensors[op.inputs[0]].device
+            op.inputs = []
+            return inner
+        values = self.bind(eqn, [v for v, _ in ins], op)  # a leaf, or a structure bound whole
+        outs = [(value, self._row(value, op.id, None)) for value in values]
+        op.outputs = [t for _, t in outs]
+        ref = op.outputs or op.inputs
+        if ref:
+            op.device = self.g.tensors[ref[0]].device
         return outs
 
     def bind(self, eqn, values: list, op: Op) -> list:

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <set>
+#include <tuple>
 
 #include <fmt/core.h>
 #include <fmt/format.h>
@@ -70,11 +72,13 @@ int64_t Iterations(const Run& run, const DiffOptions& o) {
 
 RunSummary Summarize(const Run& run, const CostModel& cost, const energy::Attribution& energy,
                      const DiffOptions& o) {
+  // `energy` is the measured pass's when there is one: that is where costs come from.
   RunSummary s;
   s.command = run.info.command;
   s.host = run.info.host;
   if (auto it = run.info.extra.find("label"); it != run.info.extra.end()) s.label = it->second;
-  s.energy_measured = energy.measured;
+  s.energy_measured = cost.energy_measured();
+  s.measured_repeats = cost.measured_repeats();
   s.has_replays = cost.used_replays();
   s.has_kernels = cost.has_kernels();
   auto whole = cost.WholeRun();
@@ -111,9 +115,9 @@ std::vector<ConfigDelta> ConfigDiff(const Run& a, const Run& b) {
 // (every layer, every iteration) share this key and become one finding.
 std::string GroupKey(const RegionSide& side, std::vector<std::string>* names) {
   std::vector<std::string> parts;
-  auto workers = WorkerOps(side);
-  if (workers.empty()) workers = *side.ops;  // only metadata: still group by what it is
-  for (auto id : workers) {
+  auto compute = ComputeOps(side);
+  if (compute.empty()) compute = *side.ops;  // only metadata: still group by what it is
+  for (auto id : compute) {
     const Op& op = side.run->ops[id];
     if (names) names->push_back(op.name);
     parts.push_back(op.name + "@" + Describe(UserCallSite(*side.run, op.stack)));
@@ -212,19 +216,42 @@ void Classify(Finding& f, double whole_costly, const DiffOptions& o, bool energy
 DiffReport Diff(const Run& a, const Run& b, const MatchResult& match,
                 const energy::Attribution& energy_a, const energy::Attribution& energy_b,
                 const DiffOptions& options) {
+  return std::move(Diff(DiffInput{&a, &energy_a}, DiffInput{&b, &energy_b}, match, options)).value();
+}
+
+Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const MatchResult& match,
+                        const DiffOptions& options) {
+  const Run& a = *in_a.run;
+  const Run& b = *in_b.run;
   DiffReport report;
   report.options = options;
-  CostModel ca(a, energy_a), cb(b, energy_b);
+  CostModel ca(a, *in_a.energy), cb(b, *in_b.energy);
+  std::unique_ptr<CostModel> ma, mb;
+  for (auto [in, cost, measured, side] :
+       {std::tuple{&in_a, &ca, &ma, 'a'}, std::tuple{&in_b, &cb, &mb, 'b'}}) {
+    if (!in->measured) continue;
+    auto alignment = AlignPasses(*in->run, *in->measured);
+    if (!alignment.ok())
+      return MakeError(ErrorCode::kInvalidArgument,
+                       fmt::format("measured pass of run {}: {}", side, alignment.error().message));
+    *measured = std::make_unique<CostModel>(*in->measured, *in->measured_energy);
+    cost->UseMeasuredPass(measured->get(), std::move(*alignment));
+    report.notes.push_back(fmt::format(
+        "run {}: time and energy from its measured pass ({} repetition{} of the recorded operators)", side,
+        cost->measured_repeats(), cost->measured_repeats() == 1 ? "" : "s"));
+  }
+  const energy::Attribution& energy_a = in_a.measured ? *in_a.measured_energy : *in_a.energy;
+  const energy::Attribution& energy_b = in_b.measured ? *in_b.measured_energy : *in_b.energy;
   report.a = Summarize(a, ca, energy_a, options);
   report.b = Summarize(b, cb, energy_b, options);
   // Energy compares with energy only; one unmeasured side makes both time.
-  report.energy_measured = energy_a.measured && energy_b.measured;
+  report.energy_measured = ca.energy_measured() && cb.energy_measured();
   report.cost_unit = report.energy_measured ? "J" : "s";
   if (!report.energy_measured) {
-    if (energy_a.measured != energy_b.measured)
+    if (ca.energy_measured() != cb.energy_measured())
       report.notes.push_back(fmt::format(
           "energy was measured in run {} only: both sides are compared by time",
-          energy_a.measured ? 'a' : 'b'));
+          ca.energy_measured() ? 'a' : 'b'));
     else
       report.notes.push_back(
           "energy unmeasured in both runs (no energy or power sensor): time stands in for energy, "
@@ -320,9 +347,9 @@ DiffReport Diff(const Run& a, const Run& b, const MatchResult& match,
     f.rules = std::move(rc.rules);
     // Where the costly side's code runs, so the label points at a line.
     const RegionSide& costly = f.costly == 'a' ? ra : rb;
-    auto workers = WorkerOps(costly);
-    if (!workers.empty()) {
-      auto site = Describe(UserCallSite(*costly.run, costly.run->ops[workers.front()].stack));
+    auto compute = ComputeOps(costly);
+    if (!compute.empty()) {
+      auto site = Describe(UserCallSite(*costly.run, costly.run->ops[compute.front()].stack));
       if (!site.empty()) f.label += " at " + site;
     }
   }

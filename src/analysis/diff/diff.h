@@ -41,6 +41,7 @@ struct RunSummary {
   int64_t ops = 0, kernels = 0;
   std::vector<std::string> devices; // "gpu NVIDIA H200", "cpu"
   std::vector<std::string> energy_methods;  // per device: how its energy was obtained
+  int64_t measured_repeats = 0;     // >0: costs from a measured pass repeating the ops this often
   double cost() const { return std::isnan(joules) ? seconds : joules; }
 };
 
@@ -70,12 +71,27 @@ struct DiffReport {
   double total_saved_per_iteration() const;
 };
 
+// One side of a diff: the recorded run (values, for matching) and, when the
+// recording pass was slowed by fingerprinting, a measured pass of the same
+// program that the costs come from (pass_align.h).
+struct DiffInput {
+  const Run* run = nullptr;
+  const energy::Attribution* energy = nullptr;
+  const Run* measured = nullptr;                      // optional
+  const energy::Attribution* measured_energy = nullptr;
+};
+
 // The pure core: runs, their match and their attribution in, report out.
+// Fails only when a measured pass does not repeat its run's operators.
+Result<DiffReport> Diff(const DiffInput& a, const DiffInput& b, const MatchResult& match,
+                        const DiffOptions& options);
+// Both sides without measured passes (cannot fail).
 DiffReport Diff(const Run& a, const Run& b, const MatchResult& match,
                 const energy::Attribution& energy_a, const energy::Attribution& energy_b,
                 const DiffOptions& options);
 
-// Matches (MatchRuns) and attributes (Attribute), then Diff.
-DiffReport DiffRuns(const Run& a, const Run& b, const DiffOptions& options);
+// Matches (MatchRuns) and attributes (Attribute), then Diff. measured_a/b may be null.
+Result<DiffReport> DiffRuns(const Run& a, const Run& b, const Run* measured_a, const Run* measured_b,
+                            const DiffOptions& options);
 
 }  // namespace magneton::analysis

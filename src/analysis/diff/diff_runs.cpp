@@ -4,11 +4,16 @@
 
 namespace magneton::analysis {
 
-DiffReport DiffRuns(const Run& a, const Run& b, const DiffOptions& options) {
+Result<DiffReport> DiffRuns(const Run& a, const Run& b, const Run* measured_a, const Run* measured_b,
+                            const DiffOptions& options) {
   MatchOptions match_options;
   match_options.tolerance = options.match_tolerance;
   MatchResult match = MatchRuns(a, b, match_options);
-  return Diff(a, b, match, energy::Attribute(a), energy::Attribute(b), options);
+  energy::Attribution ea = energy::Attribute(a), eb = energy::Attribute(b);
+  energy::Attribution mea, meb;
+  if (measured_a) mea = energy::Attribute(*measured_a);
+  if (measured_b) meb = energy::Attribute(*measured_b);
+  return Diff(DiffInput{&a, &ea, measured_a, &mea}, DiffInput{&b, &eb, measured_b, &meb}, match, options);
 }
 
 }  // namespace magneton::analysis

@@ -17,7 +17,7 @@ CostModel::CostModel(const Run& run, const energy::Attribution& attribution)
       children_[op.parent].push_back(op.id);
   for (const auto& m : run.replays)
     if (m.status == "ok" && m.op >= 0 && m.op < static_cast<int64_t>(run.ops.size()))
-      replay_by_signature_.emplace(Signature(run.ops[m.op]), &m);
+      replay_by_signature_.emplace(OpSignature(run, run.ops[m.op]), &m);
   // Whether an op or anything under it was replayed decides how it is costed.
   has_replay_below_.assign(run.ops.size(), 0);
   if (replay_by_signature_.empty()) return;
@@ -25,27 +25,23 @@ CostModel::CostModel(const Run& run, const energy::Attribution& attribution)
   std::function<char(int64_t)> below = [&](int64_t op) -> char {
     if (done[op]) return has_replay_below_[op];
     done[op] = 1;
-    char r = replay_by_signature_.count(Signature(run.ops[op])) ? 1 : 0;
+    char r = replay_by_signature_.count(OpSignature(run, run.ops[op])) ? 1 : 0;
     for (auto c : children_[op]) r |= below(c);
     return has_replay_below_[op] = r;
   };
   for (const auto& op : run.ops) below(op.id);
 }
 
-std::string CostModel::Signature(const Op& op) const {
-  std::string s = op.name + "(";
-  for (size_t i = 0; i < op.inputs.size(); ++i) {
-    auto t = op.inputs[i];
-    if (i) s += ",";
-    if (t < 0 || t >= static_cast<int64_t>(run_.tensors.size())) {
-      s += "?";
-      continue;
-    }
-    const auto& tensor = run_.tensors[t];
-    s += fmt::format("{}[{}]", tensor.dtype, fmt::join(tensor.shape, "x"));
-  }
-  return s + ")";
+void CostModel::UseMeasuredPass(const CostModel* measured, PassAlignment alignment) {
+  measured_ = measured;
+  alignment_ = std::move(alignment);
 }
+
+bool CostModel::energy_measured() const {
+  return measured_ ? measured_->energy_measured() : attribution_.measured;
+}
+
+bool CostModel::has_kernels() const { return measured_ ? measured_->has_kernels() : !run_.kernels.empty(); }
 
 std::vector<int64_t> CostModel::Subtree(int64_t op) const {
   std::vector<int64_t> out{op};
@@ -56,6 +52,12 @@ std::vector<int64_t> CostModel::Subtree(int64_t op) const {
 }
 
 double CostModel::Seconds(int64_t op) const {
+  if (measured_) {
+    const auto& ms = alignment_.measured_ops[op];
+    double sum = 0;
+    for (auto m : ms) sum += measured_->Seconds(m);
+    return ms.empty() ? 0 : sum / static_cast<double>(ms.size());
+  }
   // On a device, the kernels' time is what costs energy; on a CPU-only run,
   // the operator's wall time is all there is.
   if (!has_kernels()) return (run_.ops[op].end_ns - run_.ops[op].start_ns) * 1e-9;
@@ -75,24 +77,43 @@ double CostModel::AttributedJoules(int64_t op) const {
   return std::isnan(j) ? 0 : j;
 }
 
-CostModel::OpCost CostModel::CostOf(int64_t op) const {
-  if (auto it = replay_by_signature_.find(Signature(run_.ops[op])); it != replay_by_signature_.end())
-    return {it->second->joules_per_call, it->second->seconds_per_call, true};
-  if (!has_replay_below_[op]) return {AttributedJoules(op), Seconds(op), false};
-  // Some children were replayed: their replay cost, plus what attribution
-  // gives the op beyond its children.
+// Without replays: the measured pass's average over its repetitions, else
+// this run's attribution.
+CostModel::OpCost CostModel::OwnCostOf(int64_t op) const {
+  if (!measured_) return {AttributedJoules(op), Seconds(op), false};
+  const auto& ms = alignment_.measured_ops[op];
   OpCost c{0, 0, false};
-  double child_j = 0, child_s = 0;
+  for (auto m : ms) {
+    auto mc = measured_->OwnCostOf(m);
+    c.joules += mc.joules;
+    c.seconds += mc.seconds;
+  }
+  if (!ms.empty()) {
+    c.joules /= static_cast<double>(ms.size());
+    c.seconds /= static_cast<double>(ms.size());
+  }
+  return c;
+}
+
+CostModel::OpCost CostModel::CostOf(int64_t op) const {
+  if (auto it = replay_by_signature_.find(OpSignature(run_, run_.ops[op])); it != replay_by_signature_.end())
+    return {it->second->joules_per_call, it->second->seconds_per_call, true};
+  if (!has_replay_below_[op]) return OwnCostOf(op);
+  // Some children were replayed: their replay cost, plus what the op costs
+  // beyond its children by the other measurements.
+  OpCost c{0, 0, false};
+  OpCost own = OwnCostOf(op);
   for (auto ch : children_[op]) {
     auto cc = CostOf(ch);
+    auto co = OwnCostOf(ch);
     c.joules += cc.joules;
     c.seconds += cc.seconds;
     c.replayed |= cc.replayed;
-    child_j += AttributedJoules(ch);
-    child_s += Seconds(ch);
+    own.joules -= co.joules;
+    own.seconds -= co.seconds;
   }
-  c.joules += std::max(0.0, AttributedJoules(op) - child_j);
-  c.seconds += std::max(0.0, Seconds(op) - child_s);
+  c.joules += std::max(0.0, own.joules);
+  c.seconds += std::max(0.0, own.seconds);
   return c;
 }
 
@@ -128,6 +149,14 @@ SideCost CostModel::Cost(const std::vector<int64_t>& ops) const {
 }
 
 SideCost CostModel::WholeRun() const {
+  if (measured_) {
+    SideCost m = measured_->WholeRun();
+    double k = static_cast<double>(std::max<int64_t>(1, alignment_.repeats));
+    m.seconds /= k;
+    if (!std::isnan(m.joules)) m.joules /= k;
+    m.instances = {m.cost()};
+    return m;
+  }
   SideCost out;
   int64_t start = run_.info.start_ns, end = run_.info.end_ns;
   if (end <= start) {  // window not written: span what was recorded

@@ -1,7 +1,8 @@
 // The cost (energy and time) of a set of operators in one run. Energy comes
 // from replay measurements where the run has them (one per operator key,
-// docs/energy.md), else from attribution; with no energy at all, time stands
-// in and the cost says so (CostSource::kTime).
+// docs/energy.md), else from the measured pass of the same program when one
+// is given (pass_align.h), else from the run's own attribution; with no
+// energy at all, time stands in and the cost says so (CostSource::kTime).
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "analysis/diff/finding.h"
+#include "analysis/diff/pass_align.h"
 #include "core/run.h"
 #include "energy/attribution.h"
 
@@ -18,25 +20,25 @@ namespace magneton::analysis {
 class CostModel {
  public:
   CostModel(const Run& run, const energy::Attribution& attribution);
+  // Costs come from `measured` (a measured pass of this run's program, aligned).
+  void UseMeasuredPass(const CostModel* measured, PassAlignment alignment);
 
-  bool energy_measured() const { return attribution_.measured; }
-  bool has_kernels() const { return !run_.kernels.empty(); }
+  bool energy_measured() const;
+  bool has_kernels() const;
   bool used_replays() const { return !replay_by_signature_.empty(); }
+  int64_t measured_repeats() const { return measured_ ? alignment_.repeats : 0; }
 
   // The cost of these ops; an op nested inside another op of the set counts once.
   SideCost Cost(const std::vector<int64_t>& ops) const;
-  // The recording window: all devices' energy, the run's duration.
+  // The recording window: all devices' energy, the run's duration (per
+  // repetition of the recorded ops, with a measured pass).
   SideCost WholeRun() const;
 
   const std::vector<int64_t>& children(int64_t op) const { return children_[op]; }
   // The op and every op nested in it, in id order.
   std::vector<int64_t> Subtree(int64_t op) const;
-
   // Device time of the op's kernels (inclusive); wall time on a run without kernels.
   double Seconds(int64_t op) const;
-
-  // Operator key for replay lookup: name and input dtypes and shapes.
-  std::string Signature(const Op& op) const;
 
  private:
   struct OpCost {
@@ -44,6 +46,7 @@ class CostModel {
     bool replayed = false;
   };
   OpCost CostOf(int64_t op) const;
+  OpCost OwnCostOf(int64_t op) const;  // from this run's records alone
   double AttributedJoules(int64_t op) const;
 
   const Run& run_;
@@ -51,6 +54,8 @@ class CostModel {
   std::vector<std::vector<int64_t>> children_;
   std::unordered_map<std::string, const ReplayMeasurement*> replay_by_signature_;
   std::vector<char> has_replay_below_;  // by op: it or a descendant has a replay
+  const CostModel* measured_ = nullptr;
+  PassAlignment alignment_;
 };
 
 }  // namespace magneton::analysis

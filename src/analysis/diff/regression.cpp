@@ -13,7 +13,7 @@ RegressionReport FindRegressions(const DiffReport& diff, double max_regression) 
     out.regressions.push_back({"whole run", base, now, out.whole_pct, nullptr});
   std::vector<Regression> regions;
   for (const auto& f : diff.findings) {
-    if (f.verdict == Verdict::kNoise || f.costly != 'b') continue;
+    if (f.verdict == Verdict::kNoise || f.costly != 'b' || f.cost_delta_pct <= max_regression * 100) continue;
     regions.push_back({f.label, f.a.cost(), f.b.cost(), f.cost_delta_pct, &f});
   }
   std::stable_sort(regions.begin(), regions.end(), [](const Regression& x, const Regression& y) {

@@ -235,14 +235,31 @@ bool IsMetadataOp(const std::string& name) {
   return kMetadata.count(name) > 0;
 }
 
-std::vector<int64_t> WorkerOps(const RegionSide& s) {
+bool IsWrapperOp(const std::string& name) {
+  static const std::set<std::string> kWrappers = {
+      "aten::linear", "aten::matmul", "aten::einsum", "aten::dropout", "aten::feature_dropout",
+      "aten::layer_norm", "aten::group_norm", "aten::batch_norm", "aten::_batch_norm_impl_index",
+      "aten::instance_norm", "aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::convolution",
+      "aten::_convolution", "aten::conv_transpose1d", "aten::conv_transpose2d", "aten::conv_transpose3d",
+      "aten::scaled_dot_product_attention", "aten::softmax", "aten::log_softmax", "aten::cross_entropy_loss",
+      "aten::nll_loss", "aten::nll_loss_nd", "aten::embedding", "aten::clone", "aten::_to_copy",
+      "aten::type_as", "aten::masked_fill", "aten::pad", "aten::max_pool2d", "aten::adaptive_avg_pool2d",
+      "aten::rms_norm", "aten::_has_compatible_shallow_copy_type"};
+  return kWrappers.count(name) > 0;
+}
+
+std::vector<int64_t> ComputeOps(const RegionSide& s) {
   std::vector<int64_t> out;
   for (auto id : AllOps(s)) {
-    if (IsMetadataOp(s.run->ops[id].name)) continue;
-    auto sub = s.cost->Subtree(id);
-    bool leaf = std::all_of(sub.begin(), sub.end(),
-                            [&](int64_t o) { return o == id || IsMetadataOp(s.run->ops[o].name); });
-    if (leaf) out.push_back(id);
+    const std::string& name = s.run->ops[id].name;
+    if (IsMetadataOp(name)) continue;
+    if (IsWrapperOp(name)) {
+      auto sub = s.cost->Subtree(id);
+      bool delegates = std::any_of(sub.begin(), sub.end(),
+                                   [&](int64_t o) { return o != id && !IsMetadataOp(s.run->ops[o].name); });
+      if (delegates) continue;  // its children are counted instead
+    }
+    out.push_back(id);
   }
   return out;
 }
@@ -250,7 +267,7 @@ std::vector<int64_t> WorkerOps(const RegionSide& s) {
 RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
                         const std::vector<ConfigDelta>& config, const std::vector<Rule>& rules) {
   RootCause rc;
-  auto wa = WorkerOps(a), wb = WorkerOps(b);
+  auto wa = ComputeOps(a), wb = ComputeOps(b);
   auto ops_a = CountOps(a, wa), ops_b = CountOps(b, wb);
   auto ka = KernelsOf(a), kb = KernelsOf(b);
   auto kn_a = CountKernels(*a.run, ka), kn_b = CountKernels(*b.run, kb);

@@ -31,9 +31,14 @@ struct RootCause {
 // work of their own; operator comparisons look past them.
 bool IsMetadataOp(const std::string& name);
 
-// The ops that do the work of a region: not metadata, and nothing under them
-// that is not metadata (an aten::linear is its aten::addmm). Id order.
-std::vector<int64_t> WorkerOps(const RegionSide& side);
+// Composite ops that hand all their work to the ops they call (aten::linear
+// to aten::addmm, aten::conv2d to a backend convolution).
+bool IsWrapperOp(const std::string& name);
+
+// The ops of a region (nested ones included) that do work: not metadata and
+// not a wrapper whose work shows as its children. Id order. This is what
+// "operator combination" compares.
+std::vector<int64_t> ComputeOps(const RegionSide& side);
 
 RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
                         const std::vector<ConfigDelta>& config, const std::vector<Rule>& rules);

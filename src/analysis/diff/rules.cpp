@@ -88,6 +88,11 @@ Result<std::vector<Rule>> ParseRules(const std::string& json_text, const std::st
       *dest = r[field].get<std::string>();
     }
     where = fmt::format("{} rule '{}'", file, rule.id);
+    if (r.contains("lean_adds_nothing")) {
+      if (!r["lean_adds_nothing"].is_boolean())
+        return MakeError(ErrorCode::kInvalidArgument, where + ": 'lean_adds_nothing' must be true or false");
+      rule.lean_adds_nothing = r["lean_adds_nothing"].get<bool>();
+    }
     if (r.contains("evidence")) {
       if (!r["evidence"].is_array())
         return MakeError(ErrorCode::kInvalidArgument, where + ": 'evidence' must be a list");
@@ -143,6 +148,7 @@ std::vector<RuleMatch> MatchRules(const std::vector<Rule>& rules, const RuleSubj
         !AllFound(rule.lean_ops, s.lean_ops) || !AllFound(rule.costly_kernels, s.costly_kernels) ||
         !AllFound(rule.lean_kernels, s.lean_kernels) || !AllFound(rule.params, s.params))
       continue;
+    if (rule.lean_adds_nothing && !s.lean_ops.empty()) continue;
     RuleMatch m;
     for (const auto& d : s.config)
       for (const auto& p : rule.config)

@@ -25,6 +25,7 @@ struct Rule {
   std::vector<Pattern> costly_ops, lean_ops; // each must match an operator only that side runs
   std::vector<Pattern> costly_kernels, lean_kernels;  // ... a kernel only that side launches
   std::vector<Pattern> params;               // each must match a differing "<subject> <parameter>"
+  bool lean_adds_nothing = false;            // the lean side runs no op the costly side lacks
   std::vector<Pattern> config;               // configuration keys that steer this choice;
                                              // given: one of them must differ between runs
 };

@@ -30,16 +30,6 @@ const char* CopyKind(uint8_t kind) {
   }
 }
 
-const char* SyncKind(CUpti_ActivitySynchronizationType type) {
-  switch (type) {
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE: return "sync.event";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT: return "sync.stream_wait_event";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE: return "sync.stream";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE: return "sync.context";
-    default: return "sync";
-  }
-}
-
 // NVML spells GPU uuids "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"; match it.
 std::string UuidString(const CUuuid& u) {
   const auto* b = reinterpret_cast<const unsigned char*>(u.bytes);
@@ -252,7 +242,7 @@ Status ActivityProcessor::OnSync(const CUpti_ActivitySynchronization2& r) {
   auto device = DeviceId(ctx != context_device_.end() ? ctx->second : 0);
   if (!device.ok()) return device.error();
   Transfer t;
-  t.kind = SyncKind(r.type);
+  t.kind = "sync";  // the store's kind for host-side waits; attribution gives them no energy
   t.device = *device;
   t.stream = r.type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE ? -1 : static_cast<int64_t>(r.streamId);
   t.start_ns = static_cast<int64_t>(r.start);

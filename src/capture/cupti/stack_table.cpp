@@ -1,6 +1,7 @@
 #include "capture/cupti/stack_table.h"
 
 #include <dlfcn.h>
+#include <execinfo.h>
 
 #include <algorithm>
 
@@ -9,32 +10,34 @@
 #include "capture/cupti/demangle.h"
 #include "core/store.h"
 
-#ifdef MAGNETON_HAVE_LIBUNWIND
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-#else
-#include <execinfo.h>
-#endif
-
 namespace magneton::capture {
+namespace {
+
+// libunwind is loaded when first needed rather than linked, so the injection
+// library loads on machines without it (a library that fails to load would
+// fail the host's cuInit); glibc's backtrace() is the fallback.
+using UnwBacktrace = int (*)(void**, int);
+
+UnwBacktrace LoadLibunwind() {
+  void* h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+  return h ? reinterpret_cast<UnwBacktrace>(dlsym(h, "unw_backtrace")) : nullptr;
+}
+
+UnwBacktrace Libunwind() {
+  static const UnwBacktrace fn = LoadLibunwind();
+  return fn;
+}
+
+}  // namespace
 
 int CaptureStack(uintptr_t* ips, int max) {
-#ifdef MAGNETON_HAVE_LIBUNWIND
   // unw_backtrace walks with libunwind's cached unwind info: the fast path.
-  int n = unw_backtrace(reinterpret_cast<void**>(ips), max);
-#else
-  int n = backtrace(reinterpret_cast<void**>(ips), max);
-#endif
+  UnwBacktrace unw = Libunwind();
+  int n = unw ? unw(reinterpret_cast<void**>(ips), max) : backtrace(reinterpret_cast<void**>(ips), max);
   return n < 0 ? 0 : n;
 }
 
-const char* StackUnwinder() {
-#ifdef MAGNETON_HAVE_LIBUNWIND
-  return "libunwind";
-#else
-  return "glibc backtrace";
-#endif
-}
+const char* StackUnwinder() { return Libunwind() ? "libunwind" : "glibc backtrace"; }
 
 StackTable::StackTable(std::vector<std::string> skip_modules, int64_t first_frame_id, int64_t first_stack_id)
     : skip_modules_(std::move(skip_modules)), next_frame_(first_frame_id), next_stack_(first_stack_id) {}

@@ -23,7 +23,8 @@ namespace magneton::capture {
 
 // Return addresses of the calling thread, innermost first; at most `max`.
 int CaptureStack(uintptr_t* ips, int max);
-// Which unwinder CaptureStack uses: "libunwind" or "glibc backtrace".
+// Which unwinder CaptureStack uses: "libunwind" (libunwind.so.8, loaded at run
+// time when present) or "glibc backtrace".
 const char* StackUnwinder();
 
 class StackTable {

@@ -4,7 +4,11 @@
 #include <ATen/record_function.h>
 #include <c10/core/GradMode.h>
 
+#include <Eigen/Eigenvalues>
+
 #include <algorithm>
+#include <cmath>
+#include <functional>
 
 namespace magneton::capture {
 
@@ -26,20 +30,59 @@ std::vector<int64_t> SignificantDims(const at::Tensor& t) {
   return dims;
 }
 
-// Leading singular values of the mode-k unfolding of `y`, through the Gram
-// matrix of its smaller side (float64, symmetric eigenvalues). Returns an
-// undefined tensor when the smaller side exceeds the cap.
-at::Tensor ModeSpectrum(const at::Tensor& y, int64_t mode, const FingerprintOptions& o) {
+// Grams are decomposed on the host with Eigen (single-threaded) up to these
+// sides: for small matrices a LAPACK call costs more in thread wake-ups (or a
+// GPU solver launch and sync) than in arithmetic.
+constexpr int64_t kHostEigenSideCpu = 1024;
+constexpr int64_t kHostEigenSideGpu = 256;
+
+// Below this many multiply-adds a CPU Gram is computed single-threaded with
+// Eigen: ATen's BLAS would wake its thread pool, which on a busy machine costs
+// milliseconds for microseconds of arithmetic.
+constexpr double kHostGramFlops = 5e7;
+
+// The Gram matrix of the smaller side of the mode-k unfolding of `y`: its
+// eigenvalues are the squared singular values of the unfolding.
+at::Tensor ModeGram(const at::Tensor& y, int64_t mode) {
   const int64_t rows = y.size(mode);
   const int64_t cols = y.numel() / rows;
   const int64_t side = std::min(rows, cols);
-  if (side > o.spectra_max_side) return {};
   at::Tensor m = y.movedim(mode, 0).reshape({rows, cols});
-  at::Tensor gram = rows <= cols ? at::mm(m, m.t()) : at::mm(m.t(), m);
-  at::Tensor eig = at::linalg_eigvalsh(gram);  // ascending
-  const int64_t keep = std::min<int64_t>(o.singular_values, side);
-  return eig.narrow(0, side - keep, keep).flip({0}).clamp_min(0).sqrt();
+  if (!y.is_cpu() || static_cast<double>(side) * static_cast<double>(y.numel()) > kHostGramFlops)
+    return rows <= cols ? at::mm(m, m.t()) : at::mm(m.t(), m);
+  m = m.contiguous();
+  using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  Eigen::Map<const RowMajor> mat(m.data_ptr<double>(), rows, cols);
+  at::Tensor gram = at::empty({side, side}, m.options());
+  Eigen::Map<RowMajor> g(gram.data_ptr<double>(), side, side);
+  if (rows <= cols)
+    g.noalias() = mat * mat.transpose();
+  else
+    g.noalias() = mat.transpose() * mat;
+  return gram;
 }
+
+std::vector<float> TopSingularValues(std::vector<double> eigenvalues, int keep) {
+  std::sort(eigenvalues.begin(), eigenvalues.end(), std::greater<double>());
+  std::vector<float> out;
+  for (int i = 0; i < keep && i < static_cast<int>(eigenvalues.size()); ++i)
+    out.push_back(static_cast<float>(std::sqrt(std::max(0.0, eigenvalues[i]))));
+  return out;
+}
+
+std::vector<double> HostEigenvalues(const double* gram, int64_t side) {
+  Eigen::Map<const Eigen::MatrixXd> g(gram, side, side);
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(g, Eigen::EigenvaluesOnly);
+  const auto& ev = solver.eigenvalues();
+  return std::vector<double>(ev.data(), ev.data() + ev.size());
+}
+
+// Where one mode's spectrum comes from in the host copy.
+struct ModePlan {
+  int64_t side = 0;     // 0: not computed (over the cap)
+  bool host_eigen = false;
+  int64_t length = 0;   // doubles in the host copy: side*side (Gram) or side (eigenvalues)
+};
 
 }  // namespace
 
@@ -66,16 +109,25 @@ Result<Fingerprint> ComputeFingerprint(const at::Tensor& t, const FingerprintOpt
 
     // Spectra, normalized by the Frobenius norm so they are scale-free and in [0, 1].
     std::vector<int64_t> dims = SignificantDims(t);
-    std::vector<int64_t> lengths;
+    std::vector<ModePlan> plans;
     if (dims.size() >= 2 && n <= o.spectra_max_numel) {
       at::Tensor y = x.reshape(dims) / l2.clamp_min(1e-300);
-      at::Tensor first;
-      for (size_t k = 0; k < dims.size(); ++k) {
-        // A matrix's two unfoldings are transposes: same singular values.
-        at::Tensor s = (dims.size() == 2 && k == 1) ? first : ModeSpectrum(y, static_cast<int64_t>(k), o);
-        if (k == 0) first = s;
-        lengths.push_back(s.defined() ? s.numel() : 0);
-        if (s.defined()) parts.push_back(s);
+      // A matrix's two unfoldings are transposes with the same spectrum: compute one.
+      const size_t modes = dims.size() == 2 ? 1 : dims.size();
+      for (size_t k = 0; k < modes; ++k) {
+        ModePlan plan;
+        plan.side = std::min(dims[k], n / dims[k]);
+        if (plan.side > o.spectra_max_side) {
+          plan.side = 0;
+        } else if (plan.side <= (t.is_cpu() ? kHostEigenSideCpu : kHostEigenSideGpu)) {
+          plan.host_eigen = true;
+          plan.length = plan.side * plan.side;
+          parts.push_back(ModeGram(y, static_cast<int64_t>(k)).reshape({-1}));
+        } else {
+          plan.length = plan.side;
+          parts.push_back(at::linalg_eigvalsh(ModeGram(y, static_cast<int64_t>(k))));
+        }
+        plans.push_back(plan);
       }
     }
     // One device-to-host copy for everything.
@@ -90,10 +142,16 @@ Result<Fingerprint> ComputeFingerprint(const at::Tensor& t, const FingerprintOpt
     size_t pos = 6;
     fp.quantiles.assign(v + pos, v + pos + o.quantiles);
     pos += o.quantiles;
-    for (int64_t len : lengths) {
-      fp.spectra.emplace_back(v + pos, v + pos + len);
-      pos += static_cast<size_t>(len);
+    for (const auto& plan : plans) {
+      std::vector<double> ev;
+      if (plan.host_eigen)
+        ev = HostEigenvalues(v + pos, plan.side);
+      else
+        ev.assign(v + pos, v + pos + plan.length);
+      pos += static_cast<size_t>(plan.length);
+      fp.spectra.push_back(TopSingularValues(std::move(ev), o.singular_values));
     }
+    if (dims.size() == 2 && !fp.spectra.empty()) fp.spectra.push_back(fp.spectra.front());
   } catch (const std::exception& e) {
     std::string what = e.what();
     return MakeError(ErrorCode::kInternal, "fingerprint: " + what.substr(0, what.find('\n')));

@@ -12,6 +12,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -130,8 +131,84 @@ std::string HostName() {
   return gethostname(buf, sizeof(buf) - 1) == 0 ? std::string(buf) : std::string();
 }
 
+// The writer the CUPTI tracer writes through. It holds kernels back until the
+// recorder has linked each one from its jit op to the equation it computes
+// (python/magneton/jax/kernels.py), and counts the tracer's ranges so the
+// named-scope ranges can follow them in the same table.
+class KernelHoldingWriter : public RunWriter {
+ public:
+  explicit KernelHoldingWriter(RunWriter* target) : w_(target) {}
+
+  Status SetInfo(const RunInfo& info) override { return Locked([&] { return w_->SetInfo(info); }); }
+  Status Add(const Device& d) override { return Locked([&] { return w_->Add(d); }); }
+  Status Add(const Op& op) override { return Locked([&] { return w_->Add(op); }); }
+  Status Add(const Tensor& t) override { return Locked([&] { return w_->Add(t); }); }
+  Status Add(const Kernel& k) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_.push_back(k);
+    return Status::Ok();
+  }
+  Status Add(const Transfer& t) override { return Locked([&] { return w_->Add(t); }); }
+  Status Add(const ApiCall& a) override { return Locked([&] { return w_->Add(a); }); }
+  Status Add(const Range& r) override {
+    return Locked([&] {
+      ++ranges_;
+      return w_->Add(r);
+    });
+  }
+  Status Add(const Frame& f) override { return Locked([&] { return w_->Add(f); }); }
+  Status Add(const Stack& s) override { return Locked([&] { return w_->Add(s); }); }
+  Status Add(const ReplayMeasurement& m) override { return Locked([&] { return w_->Add(m); }); }
+  Status Add(const Stat& s) override { return Locked([&] { return w_->Add(s); }); }
+  Status AddSeries(const SensorSeries& s) override { return Locked([&] { return w_->AddSeries(s); }); }
+  Status AddSample(int64_t series, int64_t t_ns, double v) override {
+    return Locked([&] { return w_->AddSample(series, t_ns, v); });
+  }
+  Status SetConfig(const std::string& k, const std::string& v) override {
+    return Locked([&] { return w_->SetConfig(k, v); });
+  }
+  Status LinkKernel(int64_t kernel_id, int64_t op_id) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& k : held_)
+      if (k.id == kernel_id) {
+        k.op = op_id;
+        return Status::Ok();
+      }
+    return w_->LinkKernel(kernel_id, op_id);
+  }
+  Status LinkTransfer(int64_t id, int64_t op_id) override { return Locked([&] { return w_->LinkTransfer(id, op_id); }); }
+  Status Flush() override { return Locked([&] { return w_->Flush(); }); }
+  Status Close() override { return Status::Ok(); }  // the session closes the real writer
+
+  const std::vector<Kernel>& held() const { return held_; }
+  int64_t ranges() const { return ranges_; }
+  // Writes the held kernels in their order, with `ops[i]` as kernel i's op where given (>= -1).
+  void Release(const std::vector<int64_t>& ops, FirstError* e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = 0; i < held_.size(); ++i) {
+      Kernel k = held_[i];
+      if (i < ops.size() && ops[i] >= kNone) k.op = ops[i];
+      e->Keep(w_->Add(k));
+    }
+    held_.clear();
+  }
+
+ private:
+  template <class F>
+  Status Locked(F&& f) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return f();
+  }
+
+  RunWriter* w_;
+  std::mutex mu_;
+  std::vector<Kernel> held_;
+  int64_t ranges_ = 0;
+};
+
 // One recording: the run file is created, energy sampling and kernel tracing
-// start at construction; the measured pass runs between construction and Stop.
+// start at construction; the measured pass runs between construction and
+// stop_tracing(); stop() writes everything.
 class JaxSession {
  public:
   JaxSession(const std::string& path, bool overwrite, const std::string& energy, bool kernels,
@@ -144,29 +221,23 @@ class JaxSession {
     auto writer = RunWriter::Create(path, info_, overwrite);
     ThrowIf(writer.status());
     writer_ = std::move(writer.value());
-    auto capture = EnergyCapture::Start(energy, writer_.get(), &stats_);
+    holding_ = std::make_unique<KernelHoldingWriter>(writer_.get());
+    // Energy first: its GPUs (with uuids) head the device table that the
+    // tensors and the tracer's kernels then match, as in the torch recorder.
+    auto capture = EnergyCapture::Start(energy, writer_.get(), &devices_, &stats_);
     if (!capture.ok()) {
       (void)writer_->Close();
       ThrowIf(capture.status());
     }
     energy_ = std::move(capture.value());
-    devices_ = energy_->devices();
-    // JAX's accelerators: the sampler's row for the same device, else a new row.
     bool has_gpu = false;
     for (const auto& d : devices) {
       Device dev = ToDevice(d);
       has_gpu |= dev.kind == "gpu";
-      int32_t id = -1;
-      for (const auto& known : devices_)
-        if (known.kind == dev.kind && known.ordinal == dev.ordinal) id = known.id;
-      if (id < 0) {
-        dev.id = id = static_cast<int32_t>(devices_.size());
-        devices_.push_back(dev);
-      }
-      device_ids_.push_back(id);
+      device_ids_.push_back(Place(dev));
     }
     if (kernels && has_gpu) {
-      auto k = KernelCorrelation::Start(writer_.get());
+      auto k = KernelCorrelation::Start(holding_.get(), &devices_, &writer_mu_);
       if (k.ok())
         kernels_ = std::move(k.value());
       else
@@ -175,11 +246,11 @@ class JaxSession {
   }
 
   ~JaxSession() {
-    if (writer_) (void)Finish(py::dict(), 0);
+    if (writer_) (void)Finish(py::dict(), 0, {});
   }
 
   const std::vector<int32_t>& device_ids() const { return device_ids_; }
-  bool kernel_tracer() const { return kernels_ != nullptr; }
+  bool kernel_tracer() const { return traced_ || kernels_ != nullptr; }
   void Push(uint64_t op_id) {
     if (kernels_) kernels_->Push(op_id);
   }
@@ -187,29 +258,71 @@ class JaxSession {
     if (kernels_) kernels_->Pop();
   }
 
-  // Writes the rows ({"frames", "stacks", "tensors", "ops", "ranges", "stats",
-  // "config", "extra"}) after the kernels, then energy and the run info.
-  py::dict Stop(const py::dict& rows, int64_t end_ns) {
+  // Ends kernel tracing; returns the kernels seen (held, not yet written) as
+  // {"id", "name", "op", "start_ns", "end_ns", "device", "stream"}, in id order.
+  py::list StopTracing() {
+    FirstError e;
+    if (kernels_) {
+      py::gil_scoped_release release;
+      e.Keep(kernels_->Stop());
+      kernels_.reset();
+      traced_ = true;
+    }
+    if (!e.first.ok()) stats_.push_back(Stat{"kernel_flush_failed", "data_loss", 1, e.first.message()});
+    py::list out;
+    for (const auto& k : holding_->held()) {
+      py::dict d;
+      d["id"] = k.id;
+      d["name"] = k.name;
+      d["op"] = k.op;
+      d["start_ns"] = k.start_ns;
+      d["end_ns"] = k.end_ns;
+      d["device"] = k.device;
+      d["stream"] = k.stream;
+      out.append(d);
+    }
+    return out;
+  }
+
+  // Writes the kernels (kernel i linked to kernel_ops[i] where given), the
+  // rows ({"frames", "stacks", "tensors", "ops", "ranges", "stats", "config",
+  // "extra"}), the energy series and the run info; closes the file.
+  py::dict Stop(const py::dict& rows, int64_t end_ns, const std::vector<int64_t>& kernel_ops) {
     if (!writer_) throw py::value_error("JAX recording already stopped");
-    int64_t ranges = Finish(rows, end_ns);
+    StopTracing();
+    const int64_t kernels = static_cast<int64_t>(holding_->held().size());
+    Finish(rows, end_ns, kernel_ops);
     py::dict summary;
-    summary["kernel_tracer"] = kernels_written_;
+    summary["kernel_tracer"] = traced_;
+    summary["kernels"] = kernels;
     summary["energy_series"] = energy_series_;
-    summary["ranges"] = ranges;
     ThrowIf(result_);
     return summary;
   }
 
  private:
-  int64_t Finish(const py::dict& rows, int64_t end_ns) {
+  // The run id of `dev`: the row with its uuid (or kind and ordinal), else a new, written row.
+  int32_t Place(Device dev) {
+    for (const auto& d : devices_) {
+      bool same = !dev.uuid.empty() && !d.uuid.empty() ? d.uuid == dev.uuid
+                                                       : d.kind == dev.kind && d.ordinal == dev.ordinal;
+      if (same) return d.id;
+    }
+    dev.id = static_cast<int32_t>(devices_.size());
+    ThrowIf(writer_->Add(dev));
+    devices_.push_back(dev);
+    return dev.id;
+  }
+
+  void Finish(const py::dict& rows, int64_t end_ns, const std::vector<int64_t>& kernel_ops) {
     FirstError e;
     RunWriter& w = *writer_;
     if (kernels_) {
       py::gil_scoped_release release;
       e.Keep(kernels_->Stop());
+      kernels_.reset();
     }
-    kernels_written_ = kernels_ != nullptr;
-    for (size_t i = energy_->devices().size(); i < devices_.size(); ++i) e.Keep(w.Add(devices_[i]));
+    holding_->Release(kernel_ops, &e);
     auto each = [&](const char* key, auto convert) {
       if (!rows.contains(key)) return;
       for (auto item : rows[key].cast<py::list>()) e.Keep(w.Add(convert(item.cast<py::dict>())));
@@ -222,19 +335,14 @@ class JaxSession {
       }
     each("tensors", ToTensor);
     each("ops", ToOp);
-    // The CUPTI tracer numbers its NVTX ranges from 0 in the same table, so
-    // named-scope ranges are written only when it did not run.
-    int64_t ranges = 0;
-    if (rows.contains("ranges")) {
-      py::list rs = rows["ranges"].cast<py::list>();
-      if (!kernels_written_) {
-        each("ranges", ToRange);
-        ranges = static_cast<int64_t>(rs.size());
-      } else if (!rs.empty()) {
-        stats_.push_back(Stat{"jax_scopes_not_written", "info", static_cast<int64_t>(rs.size()),
-                              "named-scope ranges left out: the kernel tracer owns the range table"});
-      }
-    }
+    // Named scopes follow the tracer's NVTX ranges in the same table.
+    const int64_t offset = holding_->ranges();
+    each("ranges", [&](const py::dict& d) {
+      Range r = ToRange(d);
+      r.id += offset;
+      if (r.parent != kNone) r.parent += offset;
+      return r;
+    });
     if (rows.contains("stats"))
       for (auto item : rows["stats"].cast<py::list>()) {
         py::dict d = item.cast<py::dict>();
@@ -253,19 +361,19 @@ class JaxSession {
     e.Keep(w.SetInfo(info));
     e.Keep(w.Close());
     writer_.reset();
-    kernels_.reset();
     result_ = e.first;
-    return ranges;
   }
 
   RunInfo info_;
   std::unique_ptr<RunWriter> writer_;
+  std::unique_ptr<KernelHoldingWriter> holding_;
   std::unique_ptr<EnergyCapture> energy_;
   std::unique_ptr<KernelCorrelation> kernels_;
-  std::vector<Device> devices_;
+  std::mutex writer_mu_;         // the tracer writes devices under it
+  std::vector<Device> devices_;  // the run's device table
   std::vector<int32_t> device_ids_;
   std::vector<Stat> stats_;
-  bool kernels_written_ = false;
+  bool traced_ = false;
   int64_t energy_series_ = 0;
   Status result_;
 };
@@ -286,6 +394,9 @@ PYBIND11_MODULE(_jax, m) {
       .def_property_readonly("kernel_tracer", &JaxSession::kernel_tracer)
       .def("push", &JaxSession::Push, "Kernels launched until pop() belong to this op id.")
       .def("pop", &JaxSession::Pop)
+      .def("stop_tracing", &JaxSession::StopTracing,
+           "Ends kernel tracing; returns the kernels seen, not yet written.")
       .def("stop", &JaxSession::Stop, py::arg("rows"), py::arg("end_ns"),
-           "Writes the rows, the kernels and the energy series; closes the run file.");
+           py::arg("kernel_ops") = std::vector<int64_t>{},
+           "Writes the kernels (relinked by kernel_ops), the rows and the energy series; closes the run file.");
 }

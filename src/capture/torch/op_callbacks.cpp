@@ -98,9 +98,7 @@ std::string DtypeName(c10::ScalarType s) {
 bool MakeKey(const at::Tensor& t, RecorderState& st, ValueKey* key) {
   try {
     if (t.is_sparse() || t.is_nested() || !t.has_storage()) return false;
-    const c10::StorageImpl* storage = t.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl();
-    key->storage = reinterpret_cast<int64_t>(storage->data_ptr().get());
-    if (key->storage == 0) key->storage = reinterpret_cast<int64_t>(storage);
+    key->storage = st.StorageId(t.storage());
     key->offset = t.storage_offset();
     uint32_t v = 0;
     key->version = Version(t, &v) ? v : 0;
@@ -304,6 +302,12 @@ void OnOpEnd(const at::RecordFunction& fn, at::ObserverContext* base) {
 }
 
 }  // namespace
+
+int64_t RecorderState::StorageId(const c10::Storage& s) {
+  auto [it, added] = storage_ids.try_emplace(s.unsafeGetStorageImpl(), static_cast<int64_t>(storage_refs.size()));
+  if (added) storage_refs.push_back(s.getWeakStorageImpl());
+  return it->second;
+}
 
 Status InstallCallbacks(const std::shared_ptr<RecorderState>& state) {
   std::shared_ptr<RecorderState> expected;

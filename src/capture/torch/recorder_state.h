@@ -53,6 +53,12 @@ class RecorderState {
   std::map<std::pair<uint64_t, int64_t>, int64_t> forward_by_seq;  // (thread, sequence nr) -> op
   std::unordered_map<const void*, OpSchemaInfo> schemas;
   std::map<std::pair<int, int>, int32_t> device_ids;  // (device type, index) -> run device id
+  // Storage identity: a dense id per StorageImpl seen. Holding a weak
+  // reference keeps the StorageImpl object (not its memory) allocated, so its
+  // address is never reused during the recording: a fresh allocation at a
+  // reused data address is a new storage, not a stale value of the old one.
+  std::unordered_map<const c10::StorageImpl*, int64_t> storage_ids;
+  std::vector<c10::weak_intrusive_ptr<c10::StorageImpl>> storage_refs;
   std::map<std::string, std::string> config;
   std::map<std::string, std::string> info_extra;
   std::vector<Stat> stats;
@@ -61,6 +67,7 @@ class RecorderState {
   // Under mu. Devices known at start are mapped by AddKnownDevices; any other
   // accelerator is added (and written) on first sight.
   int32_t DeviceId(const c10::Device& d);
+  int64_t StorageId(const c10::Storage& s);  // under mu
   // Before recording starts: maps options.devices onto the table (by uuid,
   // as the samplers added them) and writes the ones not there yet.
   Status AddKnownDevices();

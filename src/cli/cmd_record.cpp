@@ -1,0 +1,240 @@
+// `magneton record [options] -- CMD ARGS`: records the kernels, copies, CUDA
+// API calls and NVTX ranges of every process of CMD that uses CUDA, through
+// the CUPTI injection library (docs/tracing.md). CMD's output and exit code
+// are untouched; Magneton's own lines go to stderr after it exits.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+
+#include <fmt/core.h>
+
+#include "capture/cupti/record_env.h"
+#include "cli/commands.h"
+#include "core/store.h"
+#include "energy/child_process.h"
+#include "energy/clock.h"
+
+namespace magneton::cli {
+namespace {
+
+namespace fs = std::filesystem;
+namespace env = capture::env;
+
+struct RecordArgs {
+  std::string output = "magneton";
+  bool stacks = false;
+  std::string only_ranges;
+  bool only_ranges_given = false;
+  double delay = 0, duration = -1;
+  bool start_paused = false;
+  bool no_energy = false;
+  bool no_nvtx = false;
+  bool force = false;
+  std::vector<std::string> command;
+  bool saw_separator = false;
+};
+
+// The injection library: $MAGNETON_CUPTI_LIB, else next to the magneton
+// command (the build tree) or in ../lib[/magneton] (an install).
+std::string FindLibrary() {
+  if (const char* v = std::getenv(env::kLibrary); v && *v) return v;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  fs::path dir = exe.parent_path();
+  for (const fs::path& p : {dir / "libmagneton_cupti.so", dir / "../lib/libmagneton_cupti.so",
+                            dir / "../lib/magneton/libmagneton_cupti.so"})
+    if (fs::exists(p, ec)) return fs::weakly_canonical(p, ec).string();
+  return {};
+}
+
+// Why this library cannot be injected, or "" when it can. Loading it here
+// runs no CUDA code; a library that failed to load in the program could
+// instead fail its cuInit.
+std::string LibraryProblem(const std::string& lib) {
+  if (lib.empty())
+    return "the injection library libmagneton_cupti.so was not found next to magneton "
+           "(build with the CUDA toolkit present, or set MAGNETON_CUPTI_LIB)";
+  void* h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) return fmt::format("{} cannot be loaded: {}", lib, dlerror());
+  bool ok = dlsym(h, "InitializeInjection") != nullptr;
+  dlclose(h);
+  return ok ? "" : lib + " is not a Magneton injection library (no InitializeInjection)";
+}
+
+// Why a program that ran produced no run file.
+std::string NoRunReason(const std::string& library_problem) {
+  if (!library_problem.empty()) return library_problem;
+  void* cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (!cuda) return "this machine has no NVIDIA driver (libcuda.so.1 not found), so no GPU";
+  dlclose(cuda);
+  return "the program did not initialize CUDA";
+}
+
+std::string Join(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
+  return s;
+}
+
+struct Written {
+  std::string path;
+  int64_t pid = 0;
+  Run run;
+};
+
+// The run files this recording wrote: <base>.<pid>.mgt, newer than its start.
+std::vector<Written> FindRuns(const fs::path& base, fs::file_time_type since) {
+  std::vector<Written> out;
+  std::error_code ec;
+  fs::path dir = base.parent_path();
+  std::regex name("^" + std::regex_replace(base.filename().string(), std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)") +
+                  R"(\.(\d+)\.mgt$)");
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    std::smatch m;
+    std::string file = e.path().filename().string();
+    if (!std::regex_match(file, m, name) || e.last_write_time(ec) < since) continue;
+    Written w;
+    w.path = e.path().string();
+    w.pid = std::stoll(m[1].str());
+    auto run = LoadRun(w.path);
+    if (run.ok()) w.run = std::move(run.value());
+    else fmt::print(stderr, "magneton: {}\n", run.error().message);
+    out.push_back(std::move(w));
+  }
+  std::sort(out.begin(), out.end(), [](const Written& a, const Written& b) { return a.pid < b.pid; });
+  return out;
+}
+
+std::string Summary(const Run& run) {
+  std::string s = fmt::format("{} kernels, {} copies/syncs, {} NVTX ranges", run.kernels.size(), run.transfers.size(),
+                              run.ranges.size());
+  int series = 0;
+  for (const auto& x : run.series) series += x.source == "nvml";
+  s += series ? ", NVML energy" : ", no GPU energy";
+  return s;
+}
+
+// Why a run has no kernels, from what the recording wrote down.
+std::string NoKernelReason(const Run& run) {
+  for (const Stat& st : run.stats)
+    if (st.name == "cupti_unavailable" || st.name == "cupti_tracing_disabled") return st.description;
+  return "no kernel ran while recording was on";
+}
+
+void SetEnv(const char* name, const std::string& value) { setenv(name, value.c_str(), 1); }
+
+int Record(const RecordArgs& a) {
+  if (a.command.empty() || !a.saw_separator)
+    return Fail(MakeError(ErrorCode::kInvalidArgument,
+                          "record: put '--' before the command: magneton record [options] -- CMD ARGS"));
+  if (!(a.delay >= 0) || !std::isfinite(a.delay))
+    return Fail(MakeError(ErrorCode::kInvalidArgument, "record: --delay must be a number of seconds >= 0"));
+  if (a.duration != -1 && (!(a.duration > 0) || !std::isfinite(a.duration)))
+    return Fail(MakeError(ErrorCode::kInvalidArgument, "record: --duration must be a number of seconds > 0"));
+  if (a.only_ranges_given && a.only_ranges.empty())
+    return Fail(MakeError(ErrorCode::kInvalidArgument, "record: --only-ranges needs a name prefix, e.g. magneton:"));
+  if (const char* v = std::getenv(env::kCudaInjection); v && *v)
+    return Fail(MakeError(ErrorCode::kInvalidArgument,
+                          fmt::format("record: CUDA_INJECTION64_PATH is already set ({}): another CUDA tool is "
+                                      "injected; unset it to record with Magneton",
+                                      v)));
+  // -o run.mgt and -o run both give run.<pid>.mgt; absolute, since CMD may change directory.
+  std::string out = a.output;
+  if (out.size() > 4 && out.ends_with(".mgt")) out.resize(out.size() - 4);
+  std::error_code ec;
+  fs::path base = fs::absolute(out, ec);
+  if (ec || base.filename().empty())
+    return Fail(MakeError(ErrorCode::kInvalidArgument, fmt::format("record: -o {}: not a file name", a.output)));
+  if (!fs::is_directory(base.parent_path(), ec) || access(base.parent_path().c_str(), W_OK) != 0)
+    return Fail(MakeError(ErrorCode::kInvalidArgument,
+                          fmt::format("record: -o {}: directory {} is missing or not writable", a.output,
+                                      base.parent_path().string())));
+
+  std::string lib = FindLibrary();
+  std::string problem = LibraryProblem(lib);
+  if (problem.empty()) {
+    SetEnv(env::kCudaInjection, lib);
+    SetEnv(env::kLibrary, lib);
+    // NVTX finds CUPTI's NVTX hooks through this library (injection.cpp).
+    if (!a.no_nvtx && !std::getenv(env::kNvtxInjection)) SetEnv(env::kNvtxInjection, lib);
+  }
+  SetEnv(env::kOutput, base.string());
+  SetEnv(env::kCommand, Join(a.command));
+  SetEnv(env::kStacks, a.stacks ? "1" : "0");
+  SetEnv(env::kEnergy, a.no_energy ? "0" : "1");
+  SetEnv(env::kNvtx, a.no_nvtx ? "0" : "1");
+  SetEnv(env::kStartPaused, a.start_paused ? "1" : "0");
+  if (a.only_ranges_given) SetEnv(env::kOnlyRanges, a.only_ranges);
+  if (a.delay > 0) SetEnv(env::kDelay, fmt::format("{}", a.delay));
+  if (a.duration > 0) SetEnv(env::kDuration, fmt::format("{}", a.duration));
+
+  // File times are compared with a margin: some filesystems keep whole seconds.
+  const auto since = fs::file_time_type::clock::now() - std::chrono::seconds(2);
+  int exit_code = 0;
+  auto child = energy::ChildProcess::Spawn(a.command, &exit_code);
+  if (!child.ok()) {
+    fmt::print(stderr, "magneton: {}\n", child.error().message);
+    return exit_code;
+  }
+  energy::ChildExit done = child->Wait();
+
+  std::vector<Written> runs = FindRuns(base, since);
+  if (runs.empty()) {
+    fmt::print(stderr, "magneton: no kernels recorded: {}\n", NoRunReason(problem));
+    return done.exit_code;
+  }
+  // One process and -o NAME.mgt: the file gets exactly that name.
+  if (runs.size() == 1 && a.output.ends_with(".mgt")) {
+    fs::path want = fs::absolute(a.output, ec);
+    if (fs::exists(want, ec) && !a.force) {
+      fmt::print(stderr, "magneton: {} exists; the run stays in {} (-f replaces it)\n", want.string(), runs[0].path);
+    } else {
+      fs::rename(runs[0].path, want, ec);
+      if (!ec) runs[0].path = want.string();
+    }
+  }
+  fmt::print(stderr, "magneton: recorded {} process{}:\n", runs.size(), runs.size() == 1 ? "" : "es");
+  for (const Written& w : runs) {
+    fmt::print(stderr, "  {}  (pid {}): {}\n", w.path, w.pid, Summary(w.run));
+    if (w.run.kernels.empty()) fmt::print(stderr, "    no kernels: {}\n", NoKernelReason(w.run));
+    for (const Stat& st : w.run.stats)
+      if (st.severity == "data_loss") fmt::print(stderr, "    data loss: {} ({} {})\n", st.description, st.value, st.name);
+  }
+  return done.exit_code;
+}
+
+}  // namespace
+
+void RegisterRecord(CLI::App& app, Action& run) {
+  auto args = std::make_shared<RecordArgs>();
+  auto* sub = app.add_subcommand("record", "Run a command and record its GPU kernels, copies and NVTX ranges (CUPTI)");
+  sub->add_option("-o,--output", args->output,
+                  "Base name of the run files: BASE.<pid>.mgt per process (-o x.mgt with one process gives x.mgt)");
+  sub->add_flag("--stacks", args->stacks, "Record native call stacks at kernel launches");
+  auto* only = sub->add_option("--only-ranges", args->only_ranges,
+                               "Record only inside NVTX push/pop ranges whose name starts with PREFIX "
+                               "(e.g. magneton:)");
+  sub->add_option("--delay", args->delay, "Start recording S seconds after CUDA initializes");
+  sub->add_option("--duration", args->duration, "Record for S seconds, then stop");
+  sub->add_flag("--start-paused", args->start_paused, "Record nothing until the program calls magneton.start()");
+  sub->add_flag("--no-energy", args->no_energy, "Do not sample energy during the recording");
+  sub->add_flag("--no-nvtx", args->no_nvtx, "Do not record NVTX ranges");
+  sub->add_flag("-f,--force", args->force, "Replace an existing -o file");
+  sub->add_option("command", args->command, "-- CMD ARGS: the command to run");
+  sub->prefix_command();
+  sub->footer("Exit code: the command's own (128+N if signal N killed it); 2 on bad usage.\n"
+              "Magneton's lines go to stderr so the command's stdout stays clean.");
+  sub->callback([args, sub, only, &run] {
+    args->only_ranges_given = only->count() > 0;
+    for (const auto& r : sub->remaining())
+      if (r == "--") args->saw_separator = true;
+    run = [args] { return Record(*args); };
+  });
+}
+
+}  // namespace magneton::cli

@@ -1,0 +1,208 @@
+// Algorithm 1 on programs written two ways: the regions that come out must
+// correspond module for module (labels from the program structure), and the
+// differences real systems have must not break the match.
+#include <gtest/gtest.h>
+
+#include "analysis/fingerprint/fingerprint_compare.h"
+#include "analysis/match/region_match.h"
+#include "match_scoring.h"
+#include "tiny_transformer.h"
+
+namespace magneton::analysis {
+namespace {
+
+using tiny::Variant;
+
+struct Recorded {
+  Run run;
+  std::vector<std::string> labels;
+};
+
+Recorded RecordModel(const tiny::Model& m, const Variant& v) {
+  Recorded r;
+  r.run = tiny::Program(m, v).Record(&r.labels);
+  return r;
+}
+
+// Invariants every match must satisfy, whatever the programs.
+void CheckWellFormed(const MatchResult& m, const Run& a, const Run& b, double tolerance) {
+  std::vector<int> seen_a(a.ops.size(), 0), seen_b(b.ops.size(), 0);
+  int64_t last_a = -1, last_b = -1;
+  for (const auto& r : m.regions) {
+    ASSERT_FALSE(r.ops_a.empty());
+    ASSERT_FALSE(r.ops_b.empty());
+    // Disjoint and in execution order on both sides.
+    EXPECT_GT(r.ops_a.front(), last_a);
+    EXPECT_GT(r.ops_b.front(), last_b);
+    last_a = r.ops_a.back();
+    last_b = r.ops_b.back();
+    for (auto op : r.ops_a) EXPECT_EQ(seen_a[op]++, 0);
+    for (auto op : r.ops_b) EXPECT_EQ(seen_b[op]++, 0);
+    EXPECT_EQ(r.inputs_a.size(), r.inputs_b.size());
+    EXPECT_EQ(r.outputs_a.size(), r.outputs_b.size());
+    EXPECT_FALSE(r.outputs_a.empty());
+    EXPECT_LE(r.output_rel_diff, tolerance);
+    for (size_t i = 0; i < r.inputs_a.size(); ++i)
+      EXPECT_LE(FingerprintDifference(a.tensors[r.inputs_a[i]], b.tensors[r.inputs_b[i]]), tolerance);
+  }
+  for (auto op : m.unmatched_a) EXPECT_EQ(seen_a[op]++, 0);
+  for (auto op : m.unmatched_b) EXPECT_EQ(seen_b[op]++, 0);
+  for (const Op& op : a.ops) {
+    if (op.parent == kNone) EXPECT_EQ(seen_a[op.id], 1) << "op " << op.id << " " << op.name;
+  }
+  for (const Op& op : b.ops) {
+    if (op.parent == kNone) EXPECT_EQ(seen_b[op.id], 1) << "op " << op.id << " " << op.name;
+  }
+  for (auto [ta, tb] : m.tensor_pairs) EXPECT_LE(FingerprintDifference(a.tensors[ta], b.tensors[tb]), tolerance);
+}
+
+testing::MatchScore MatchAndScore(const Variant& va, const Variant& vb, int layers = 2, uint32_t seed = 3,
+                                  MatchResult* out = nullptr) {
+  const tiny::Model m = tiny::Model::Random(layers, seed);
+  Recorded a = RecordModel(m, va), b = RecordModel(m, vb);
+  MatchResult r = MatchRuns(a.run, b.run);
+  CheckWellFormed(r, a.run, b.run, MatchOptions{}.tolerance);
+  auto s = testing::ScoreMatch(r, a.labels, b.labels);
+  std::string missed;
+  for (auto& l : s.missed) missed += l + " ";
+  SCOPED_TRACE(missed);
+  if (out) *out = std::move(r);
+  return s;
+}
+
+void ExpectPerfect(const testing::MatchScore& s) {
+  EXPECT_EQ(s.correct, s.regions);
+  EXPECT_EQ(s.recovered, s.labels) << "missed " << (s.missed.empty() ? "" : s.missed.front());
+  EXPECT_GT(s.labels, 0);
+}
+
+TEST(RegionMatch, SameProgramMatchesEveryModule) {
+  MatchResult r;
+  auto s = MatchAndScore({}, {}, 2, 3, &r);
+  ExpectPerfect(s);
+  EXPECT_TRUE(r.unmatched_a.empty());
+  EXPECT_TRUE(r.unmatched_b.empty());
+  EXPECT_GT(r.stats.cut_points, 10);
+}
+
+TEST(RegionMatch, AddmmAgainstMmPlusAdd) {
+  MatchResult r;
+  Variant b;
+  b.mm_then_add = true;
+  ExpectPerfect(MatchAndScore({}, b, 2, 3, &r));
+  EXPECT_TRUE(r.unmatched_a.empty());
+}
+
+TEST(RegionMatch, NestedLinearAgainstAddmm) {
+  Variant b;
+  b.linear_module = true;
+  ExpectPerfect(MatchAndScore({}, b));
+}
+
+TEST(RegionMatch, CompositeGeluAgainstFused) {
+  Variant b;
+  b.gelu_composite = true;
+  ExpectPerfect(MatchAndScore({}, b));
+}
+
+TEST(RegionMatch, SeparateQkvAgainstFusedQkvAndSplit) {
+  Variant b;
+  b.fused_qkv = true;
+  ExpectPerfect(MatchAndScore({}, b));
+}
+
+TEST(RegionMatch, MathAttentionAgainstFusedAttention) {
+  Variant b;
+  b.fused_attention = true;
+  ExpectPerfect(MatchAndScore({}, b));
+}
+
+TEST(RegionMatch, ExtraCopiesReshapesAndCasts) {
+  Variant b;
+  b.extra_layout = true;
+  b.bf16_mlp = true;
+  ExpectPerfect(MatchAndScore({}, b));
+}
+
+TEST(RegionMatch, MaskBuiltOnceAgainstEveryLayer) {
+  Variant b;
+  b.lazy_mask = true;
+  ExpectPerfect(MatchAndScore({}, b, 3));
+}
+
+TEST(RegionMatch, UnreadCacheOutputsDoNotBreakCuts) {
+  Variant b;
+  b.kv_outputs = true;
+  ExpectPerfect(MatchAndScore({}, b, 3));
+}
+
+TEST(RegionMatch, EverythingDifferentAtOnceWithNoNamesInCommon) {
+  Variant a, b;
+  a.linear_module = true;
+  a.gelu_composite = true;
+  a.lazy_mask = true;
+  b.fused_qkv = true;
+  b.mm_then_add = true;
+  b.extra_layout = true;
+  b.fused_attention = true;
+  b.kv_outputs = true;
+  b.rename_ops = true;
+  ExpectPerfect(MatchAndScore(a, b, 3));
+}
+
+TEST(RegionMatch, OpNamesDoNotMatter) {
+  const tiny::Model m = tiny::Model::Random(2, 8);
+  Variant renamed;
+  renamed.rename_ops = true;
+  Recorded a = RecordModel(m, {}), b = RecordModel(m, {}), c = RecordModel(m, renamed);
+  MatchResult with_names = MatchRuns(a.run, b.run), without = MatchRuns(a.run, c.run);
+  ASSERT_EQ(with_names.regions.size(), without.regions.size());
+  for (size_t i = 0; i < with_names.regions.size(); ++i) {
+    EXPECT_EQ(with_names.regions[i].ops_a, without.regions[i].ops_a);
+    EXPECT_EQ(with_names.regions[i].ops_b, without.regions[i].ops_b);
+  }
+}
+
+// When the second program computes something else from layer 1 on, only
+// layer 0 corresponds and the rest stays unmatched: no forced pairing.
+TEST(RegionMatch, DivergingProgramsMatchOnlyTheCommonPrefix) {
+  tiny::Model m = tiny::Model::Random(3, 4);
+  tiny::Model other = m;
+  other.layers[1] = tiny::Model::Random(2, 99).layers[1];
+  other.layers[2] = tiny::Model::Random(3, 98).layers[2];
+  Recorded a = RecordModel(m, {}), b = RecordModel(other, {});
+  MatchResult r = MatchRuns(a.run, b.run);
+  CheckWellFormed(r, a.run, b.run, MatchOptions{}.tolerance);
+  auto s = testing::ScoreMatch(r, a.labels, b.labels);
+  EXPECT_EQ(s.correct, s.regions);
+  std::set<std::string> matched;
+  for (const auto& region : r.regions)
+    for (auto op : region.ops_a) matched.insert(a.labels[op]);
+  EXPECT_TRUE(matched.count("L0.attn"));
+  EXPECT_TRUE(matched.count("L0.mlp"));
+  EXPECT_FALSE(matched.count("L2.mlp"));
+  EXPECT_FALSE(r.unmatched_a.empty());
+  EXPECT_FALSE(r.unmatched_b.empty());
+}
+
+TEST(RegionMatch, UnrelatedProgramsMatchNothing) {
+  Recorded a = RecordModel(tiny::Model::Random(2, 1), {}), b = RecordModel(tiny::Model::Random(2, 2), {});
+  MatchResult r = MatchRuns(a.run, b.run);
+  EXPECT_TRUE(r.regions.empty());
+  EXPECT_TRUE(r.tensor_pairs.empty());
+}
+
+TEST(RegionMatch, RunsWithoutFingerprintsMatchNothingAndDoNotFail) {
+  const tiny::Model m = tiny::Model::Random(1, 5);
+  Recorded a = RecordModel(m, {}), b = RecordModel(m, {});
+  for (auto& t : b.run.tensors) t.fingerprint.reset();
+  MatchResult r = MatchRuns(a.run, b.run);
+  EXPECT_TRUE(r.regions.empty());
+  EXPECT_EQ(r.unmatched_b.size(), static_cast<size_t>(r.stats.nodes_b));
+  magneton::Run empty;
+  MatchResult none = MatchRuns(empty, empty);
+  EXPECT_TRUE(none.regions.empty());
+}
+
+}  // namespace
+}  // namespace magneton::analysis

@@ -1,0 +1,267 @@
+// Record processing: CUPTI activity records in, Run rows out, through a real
+// run file (RunWriter -> LoadRun).
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include <fmt/core.h>
+
+#include "records.h"
+
+namespace magneton::testing {
+namespace {
+
+using capture::ProcessorOptions;
+
+constexpr const char* kGemm = "_ZN7cutlass6KernelINS_4gemm6kernel4GemmIfEEEEvNT_6ParamsE";
+
+TEST(ActivityProcessor, KernelBecomesKernelRowOnItsGpu) {
+  TempDir dir;
+  std::vector<Device> devices;
+  ProcessorOptions o;
+  o.devices = &devices;
+  auto p = Process(dir, {DeviceRecord(0, "NVIDIA H200", 0x10, 141ull << 30), KernelRecord(kGemm, 0, 42, 1000, 5000)}, o);
+  ASSERT_EQ(p.run.kernels.size(), 1u);
+  const Kernel& k = p.run.kernels[0];
+  EXPECT_EQ(k.name, "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<float> >(cutlass::gemm::kernel::Gemm<float>::Params)");
+  EXPECT_EQ(k.start_ns, 1000);
+  EXPECT_EQ(k.end_ns, 5000);
+  EXPECT_EQ(k.stream, 7);
+  EXPECT_EQ(k.grid[0], 108);
+  EXPECT_EQ(k.grid[1], 2);
+  EXPECT_EQ(k.block[0], 256);
+  EXPECT_EQ(k.registers, 40);
+  EXPECT_EQ(k.static_smem, 1024);
+  EXPECT_EQ(k.dynamic_smem, 49152);
+  EXPECT_EQ(k.correlation, 42);
+  EXPECT_EQ(k.op, kNone);
+  ASSERT_EQ(p.run.devices.size(), 1u);
+  const Device& d = p.run.devices[0];
+  EXPECT_EQ(d.kind, "gpu");
+  EXPECT_EQ(d.name, "NVIDIA H200");
+  EXPECT_EQ(d.uuid, "GPU-10111213-1415-1617-1819-1a1b1c1d1e1f");  // NVML's spelling
+  EXPECT_EQ(d.memory_bytes, 141ll << 30);
+  EXPECT_EQ(k.device, d.id);
+  EXPECT_EQ(devices.size(), 1u);  // the shared table learned it too
+}
+
+TEST(ActivityProcessor, PlainCNamesStayAsTheyAre) {
+  TempDir dir;
+  auto p = Process(dir, {KernelRecord("triton_poi_fused_add_0", 0, 1, 10, 20)});
+  ASSERT_EQ(p.run.kernels.size(), 1u);
+  EXPECT_EQ(p.run.kernels[0].name, "triton_poi_fused_add_0");
+}
+
+TEST(ActivityProcessor, GpuAlreadyAddedBySamplersIsReusedByUuid) {
+  TempDir dir;
+  // The energy samplers came first: a host device, then the GPU with NVML's uuid.
+  std::vector<Device> devices = {{0, "cpu", "host", "", 0, 0},
+                                 {1, "gpu", "NVIDIA H200", "GPU-10111213-1415-1617-1819-1a1b1c1d1e1f", 0, 0}};
+  ProcessorOptions o;
+  o.devices = &devices;
+  auto p = Process(dir, {DeviceRecord(0, "NVIDIA H200", 0x10, 1), KernelRecord("k", 0, 1, 10, 20)}, o,
+                   [&](RunWriter& w) {
+                     for (const auto& d : devices) ASSERT_TRUE(w.Add(d).ok());
+                   });
+  EXPECT_EQ(p.run.devices.size(), 2u);
+  ASSERT_EQ(p.run.kernels.size(), 1u);
+  EXPECT_EQ(p.run.kernels[0].device, 1);
+}
+
+TEST(ActivityProcessor, UnknownOrdinalAddsADevice) {
+  TempDir dir;
+  std::vector<Device> devices = {{0, "gpu", "NVIDIA H200", "GPU-aaaa", 0, 0}};
+  ProcessorOptions o;
+  o.devices = &devices;
+  auto p = Process(dir, {KernelRecord("a", 0, 1, 10, 20), KernelRecord("b", 1, 2, 10, 20)}, o, [&](RunWriter& w) {
+    ASSERT_TRUE(w.Add(devices[0]).ok());
+  });
+  ASSERT_EQ(p.run.devices.size(), 2u);
+  EXPECT_EQ(p.run.devices[1].ordinal, 1);
+  EXPECT_EQ(p.run.kernels[0].device, 0);
+  EXPECT_EQ(p.run.kernels[1].device, 1);
+}
+
+TEST(ActivityProcessor, WithoutADeviceTableTheOrdinalIsTheDevice) {
+  TempDir dir;
+  auto p = Process(dir, {KernelRecord("b", 3, 2, 10, 20)});
+  EXPECT_TRUE(p.run.devices.empty());
+  ASSERT_EQ(p.run.kernels.size(), 1u);
+  EXPECT_EQ(p.run.kernels[0].device, 3);
+}
+
+// Ops 0..2 exist in the run, as the torch recorder would write them.
+void AddOps(RunWriter& w) {
+  for (int i = 0; i < 3; ++i) {
+    Op op;
+    op.id = i;
+    op.name = "aten::op" + std::to_string(i);
+    ASSERT_TRUE(w.Add(op).ok());
+  }
+}
+
+TEST(ActivityProcessor, ExternalCorrelationLinksKernelsToOpsEitherOrder) {
+  TempDir dir;
+  auto p = Process(dir,
+                   {ExternalRecord(2, 10), KernelRecord("before", 0, 10, 10, 20),  // op id known first
+                    KernelRecord("after", 0, 11, 30, 40), ExternalRecord(1, 11),     // op id arrives late
+                    MemcpyRecord(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 64, 12, 50, 60), ExternalRecord(0, 12),
+                    KernelRecord("none", 0, 13, 70, 80)},
+                   {}, AddOps);
+  ASSERT_EQ(p.run.kernels.size(), 3u);
+  EXPECT_EQ(p.run.kernels[0].op, 2);
+  EXPECT_EQ(p.run.kernels[1].op, 1);
+  EXPECT_EQ(p.run.kernels[2].op, kNone);
+  ASSERT_EQ(p.run.transfers.size(), 1u);
+  EXPECT_EQ(p.run.transfers[0].op, 0);
+  EXPECT_EQ(p.counts.linked, 3);
+}
+
+TEST(ActivityProcessor, OtherExternalKindsAreNotOps) {
+  TempDir dir;
+  auto e = Zeroed<CUpti_ActivityExternalCorrelation>();
+  e.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+  e.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1;
+  e.externalId = 1;
+  e.correlationId = 5;
+  auto p = Process(dir, {Raw(e), KernelRecord("k", 0, 5, 10, 20)}, {}, AddOps);
+  ASSERT_EQ(p.run.kernels.size(), 1u);
+  EXPECT_EQ(p.run.kernels[0].op, kNone);
+}
+
+TEST(ActivityProcessor, CopiesSetsAndSyncsBecomeTransfers) {
+  TempDir dir;
+  std::vector<Device> devices;
+  ProcessorOptions o;
+  o.devices = &devices;
+  auto p = Process(dir,
+                   {ContextRecord(9, 1), MemcpyRecord(CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, 4096, 1, 10, 20),
+                    MemsetRecord(512, 2, 30, 40), SyncRecord(9, 3, 50, 90)},
+                   o);
+  ASSERT_EQ(p.run.transfers.size(), 3u);
+  EXPECT_EQ(p.run.transfers[0].kind, "DtoH");
+  EXPECT_EQ(p.run.transfers[0].bytes, 4096);
+  EXPECT_EQ(p.run.transfers[1].kind, "memset");
+  EXPECT_EQ(p.run.transfers[1].bytes, 512);
+  EXPECT_EQ(p.run.transfers[2].kind, "sync");
+  EXPECT_EQ(p.run.transfers[2].correlation, 3);
+  // The sync names context 9 only; CONTEXT said it is on ordinal 1.
+  const Device& sync_device = p.run.devices[p.run.transfers[2].device];
+  EXPECT_EQ(sync_device.ordinal, 1);
+  EXPECT_NE(p.run.transfers[0].device, p.run.transfers[2].device);
+}
+
+TEST(ActivityProcessor, ApiCallsAreNamedByTheResolver) {
+  TempDir dir;
+  ProcessorOptions o;
+  int lookups = 0;
+  o.api_name = [&](uint32_t domain, uint32_t cbid) -> std::string {
+    ++lookups;
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000)
+      return "cudaLaunchKernel";
+    return "";
+  };
+  auto p = Process(dir,
+                   {ApiRecord(true, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 77, 5, 100, 110),
+                    ApiRecord(true, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 77, 6, 120, 130),
+                    ApiRecord(false, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 78, 7, 140, 150)},
+                   o);
+  ASSERT_EQ(p.run.api_calls.size(), 3u);
+  EXPECT_EQ(p.run.api_calls[0].name, "cudaLaunchKernel");
+  EXPECT_EQ(p.run.api_calls[0].domain, "runtime");
+  EXPECT_EQ(p.run.api_calls[0].thread, 77);
+  EXPECT_EQ(p.run.api_calls[0].correlation, 5);
+  EXPECT_EQ(p.run.api_calls[2].domain, "driver");
+  EXPECT_EQ(p.run.api_calls[2].name, fmt::format("driver cbid {}", int(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel)));
+  EXPECT_EQ(lookups, 2);  // once per callback id
+}
+
+TEST(ActivityProcessor, LaunchStacksAttachToKernelsAndApiCalls) {
+  TempDir dir;
+  ProcessorOptions o;
+  o.stack_of = [](uint32_t correlation) -> int64_t { return correlation == 5 ? 0 : kNone; };
+  auto p = Process(dir, {ApiRecord(true, 211, 1, 5, 10, 20), KernelRecord("k", 0, 5, 30, 40), KernelRecord("j", 0, 6, 50, 60)},
+                   o, [](RunWriter& w) {
+                     ASSERT_TRUE(w.Add(Frame{0, "native", "launch", "", 0, "libx.so"}).ok());
+                     ASSERT_TRUE(w.Add(Stack{0, {0}}).ok());
+                   });
+  EXPECT_EQ(p.run.api_calls[0].stack, 0);
+  EXPECT_EQ(p.run.kernels[0].stack, 0);
+  EXPECT_EQ(p.run.kernels[1].stack, kNone);
+}
+
+TEST(ActivityProcessor, NvtxMarkersBecomeNestedRanges) {
+  TempDir dir;
+  const uint32_t S = CUPTI_ACTIVITY_FLAG_MARKER_START, E = CUPTI_ACTIVITY_FLAG_MARKER_END,
+                 I = CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS;
+  auto p = Process(dir, {MarkerRecord(S, 1, "magneton:step", 5, 100), MarkerRecord(S, 2, "aten::linear", 5, 110),
+                         MarkerRecord(S, 3, "other thread", 6, 115), MarkerRecord(E, 2, nullptr, 5, 150),
+                         MarkerRecord(I, 4, "tick", 5, 160), MarkerRecord(E, 1, nullptr, 5, 200),
+                         MarkerRecord(E, 3, nullptr, 6, 300), MarkerRecord(S, 8, "load", 0, 400, "mydomain", false),
+                         MarkerRecord(E, 8, nullptr, 0, 450, nullptr, false)});
+  ASSERT_EQ(p.run.ranges.size(), 5u);
+  // Children are written before their parents (post-order).
+  std::map<std::string, Range> by;
+  for (const Range& r : p.run.ranges) by[r.name] = r;
+  EXPECT_EQ(by["aten::linear"].parent, by["magneton:step"].id);
+  EXPECT_EQ(by["tick"].parent, by["magneton:step"].id);
+  EXPECT_EQ(by["tick"].start_ns, 160);
+  EXPECT_EQ(by["tick"].end_ns, 160);
+  EXPECT_EQ(by["magneton:step"].parent, kNone);
+  EXPECT_EQ(by["magneton:step"].start_ns, 100);
+  EXPECT_EQ(by["magneton:step"].end_ns, 200);
+  EXPECT_EQ(by["magneton:step"].thread, 5);
+  EXPECT_EQ(by["other thread"].parent, kNone);
+  EXPECT_EQ(by["other thread"].thread, 6);
+  EXPECT_EQ(by["load"].domain, "mydomain");
+  EXPECT_EQ(by["load"].parent, kNone);
+  EXPECT_LT(by["aten::linear"].id, by["magneton:step"].id);
+}
+
+TEST(ActivityProcessor, UnmatchedAndUnclosedRangesAreCounted) {
+  TempDir dir;
+  const uint32_t S = CUPTI_ACTIVITY_FLAG_MARKER_START, E = CUPTI_ACTIVITY_FLAG_MARKER_END;
+  auto p = Process(dir, {MarkerRecord(E, 1, nullptr, 5, 100), MarkerRecord(S, 2, "open", 5, 110)}, {}, [](RunWriter&) {},
+                   /*end_ns=*/900);
+  ASSERT_EQ(p.run.ranges.size(), 1u);
+  EXPECT_EQ(p.run.ranges[0].end_ns, 900);  // closed where the recording stopped
+  ASSERT_NE(FindStat(p.run, "nvtx_range_ends_unmatched"), nullptr);
+  EXPECT_EQ(FindStat(p.run, "nvtx_range_ends_unmatched")->value, 1);
+  ASSERT_NE(FindStat(p.run, "nvtx_ranges_open_at_stop"), nullptr);
+}
+
+TEST(ActivityProcessor, ShortRecordsAreCountedNotRead) {
+  TempDir dir;
+  RawRecord shortk = KernelRecord("k", 0, 1, 10, 20);
+  shortk.size = sizeof(CUpti_ActivityKernel10) - 8;
+  auto p = Process(dir, {shortk, KernelRecord("ok", 0, 2, 30, 40)});
+  EXPECT_EQ(p.run.kernels.size(), 1u);
+  EXPECT_EQ(p.counts.malformed, 1);
+  ASSERT_NE(FindStat(p.run, "cupti_records_malformed"), nullptr);
+  EXPECT_EQ(FindStat(p.run, "cupti_records_malformed")->severity, "data_loss");
+}
+
+TEST(ActivityProcessor, KindsItDoesNotReadAreIgnored) {
+  TempDir dir;
+  auto o = Zeroed<CUpti_ActivityOverhead3>();
+  o.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
+  auto p = Process(dir, {Raw(o)});
+  EXPECT_EQ(p.counts.ignored, 1);
+  EXPECT_EQ(p.counts.records, 1);
+}
+
+TEST(ActivityProcessor, DisabledCategoriesWriteNothing) {
+  TempDir dir;
+  ProcessorOptions o;
+  o.kernels = o.transfers = o.api_calls = o.nvtx = false;
+  auto p = Process(dir, {KernelRecord("k", 0, 1, 10, 20), MemsetRecord(8, 2, 30, 40), ApiRecord(true, 211, 1, 1, 5, 6),
+                         MarkerRecord(CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, 1, "m", 1, 7)},
+                   o);
+  EXPECT_TRUE(p.run.kernels.empty());
+  EXPECT_TRUE(p.run.transfers.empty());
+  EXPECT_TRUE(p.run.api_calls.empty());
+  EXPECT_TRUE(p.run.ranges.empty());
+}
+
+}  // namespace
+}  // namespace magneton::testing

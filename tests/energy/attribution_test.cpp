@@ -1,0 +1,251 @@
+// Attribution on series shaped like NVML's (nvml_like_series.h): the counter
+// delta is reconciled exactly, idle gaps stay idle, concurrent kernels split
+// each instant's energy, and kernels roll up into ops and ranges.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "energy/attribution.h"
+#include "energy/energy_curve.h"
+#include "nvml_like_series.h"
+
+namespace magneton::energy {
+namespace {
+
+using testing::AddNvmlSeries;
+using testing::kMs;
+using testing::kSec;
+using testing::PowerSteps;
+
+Kernel MakeKernel(int64_t id, int64_t start, int64_t end, int64_t stream = 7, int64_t op = kNone, int64_t corr = 0) {
+  Kernel k;
+  k.id = id;
+  k.name = "k" + std::to_string(id);
+  k.device = 0;
+  k.stream = stream;
+  k.start_ns = start;
+  k.end_ns = end;
+  k.op = op;
+  k.correlation = corr;
+  return k;
+}
+
+// A GPU that idles at 80 W, runs a 3 s burst of back-to-back kernels at
+// 680 W, idles 2 s, then another 3 s burst.
+struct TwoBursts {
+  magneton::Run run;
+  PowerSteps truth;
+  TwoBursts() {
+    const int64_t t0 = 50 * kSec;
+    run.info.start_ns = t0;
+    run.info.end_ns = t0 + 10 * kSec;
+    truth.t = {0, t0 + 1 * kSec, t0 + 4 * kSec, t0 + 6 * kSec, t0 + 9 * kSec};
+    truth.w = {80, 680, 80, 680, 80};
+    int64_t id = 0;
+    for (int64_t burst : {t0 + 1 * kSec, t0 + 6 * kSec})
+      for (int64_t t = burst; t < burst + 3 * kSec; t += 10 * kMs)
+        run.kernels.push_back(MakeKernel(id++, t, t + 10 * kMs));
+    AddNvmlSeries(run, truth, t0 - 300 * kMs, t0 + 10 * kSec + 300 * kMs);
+  }
+};
+
+double Sum(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s;
+}
+
+TEST(Attribution, KernelsPlusIdleEqualTheCounterDelta) {
+  TwoBursts w;
+  Attribution a = Attribute(w.run);
+  ASSERT_TRUE(a.measured);
+  ASSERT_EQ(a.devices.size(), 1u);
+  const DeviceEnergy& d = a.devices[0];
+  EXPECT_EQ(d.method, "energy.total+power.instant");
+  EXPECT_NEAR(Sum(a.kernel_j) + d.idle_j, d.total_j, 1e-9 * d.total_j);
+  EXPECT_NEAR(d.busy_j, Sum(a.kernel_j), 1e-9 * d.total_j);
+  // The window's counter delta, interpolated at the edges, is the truth here
+  // to within the sensor's timing (a poll period of 15 ms at each edge).
+  double truth = w.truth.Energy(w.run.info.start_ns, w.run.info.end_ns);
+  EXPECT_NEAR(d.total_j, truth, 0.01 * truth);
+}
+
+TEST(Attribution, WindowEdgesOnCounterUpdatesGiveTheRawDelta) {
+  TwoBursts w;
+  const SensorSeries* counter = w.run.FindSeries(0, "energy.total");
+  // Edges on the 3rd and the last-but-one counter readings.
+  w.run.info.start_ns = counter->t_ns[2];
+  w.run.info.end_ns = counter->t_ns[counter->t_ns.size() - 2];
+  Attribution a = Attribute(w.run);
+  double delta = counter->value[counter->value.size() - 2] - counter->value[2];
+  EXPECT_NEAR(a.devices[0].total_j, delta, 1e-9 * delta);
+  EXPECT_NEAR(Sum(a.kernel_j) + a.devices[0].idle_j, delta, 1e-9 * delta);
+}
+
+TEST(Attribution, IdleGapsAreKeptAsIdleEnergy) {
+  TwoBursts w;
+  Attribution a = Attribute(w.run);
+  const DeviceEnergy& d = a.devices[0];
+  EXPECT_EQ(d.idle_ns, 4 * kSec);  // 1 s before, 2 s between, 1 s after the bursts
+  // Idle power is 80 W; the sensor lag smears at most ~one 100 ms update of
+  // busy power into each of the four idle edges.
+  EXPECT_NEAR(d.idle_w, 80.0, 8.0);
+  EXPECT_NEAR(d.idle_j, 80.0 * 4, 40.0);
+  // Each 10 ms kernel at 680 W gets about 6.8 J, none of the idle energy.
+  double busy_truth = 680.0 * 6;
+  EXPECT_NEAR(Sum(a.kernel_j), busy_truth, 0.05 * busy_truth);
+}
+
+// Constant power and no counter make the split exact: A runs 0-2 s, B 1-2 s.
+TEST(Attribution, ConcurrentKernelsShareEachInstantEqually) {
+  magneton::Run run;
+  run.devices.push_back(Device{0, "gpu", "GPU", "", 0, 0});
+  run.info.start_ns = 0;
+  run.info.end_ns = 3 * kSec;
+  run.series.push_back(SensorSeries{0, 0, "power.usage", "W", "nvml", {0}, {500}});
+  run.kernels.push_back(MakeKernel(0, 0, 2 * kSec, /*stream=*/1));
+  run.kernels.push_back(MakeKernel(1, 1 * kSec, 2 * kSec, /*stream=*/2));
+  Attribution a = Attribute(run);
+  EXPECT_EQ(a.devices[0].method, "power.usage integral");
+  EXPECT_NEAR(a.kernel_j[0], 500 + 250, 1e-6);
+  EXPECT_NEAR(a.kernel_j[1], 250, 1e-6);
+  EXPECT_NEAR(a.devices[0].idle_j, 500, 1e-6);
+  EXPECT_EQ(a.devices[0].busy_ns, 2 * kSec);
+}
+
+TEST(Attribution, ZeroLengthAndOutOfWindowKernelsGetNothing) {
+  magneton::Run run;
+  run.devices.push_back(Device{0, "gpu", "GPU", "", 0, 0});
+  run.info.start_ns = 1 * kSec;
+  run.info.end_ns = 2 * kSec;
+  run.series.push_back(SensorSeries{0, 0, "power.instant", "W", "nvml", {0}, {100}});
+  run.kernels.push_back(MakeKernel(0, 1500 * kMs, 1500 * kMs));
+  run.kernels.push_back(MakeKernel(1, 0, 500 * kMs));
+  run.kernels.push_back(MakeKernel(2, 1900 * kMs, 2100 * kMs));  // half inside
+  Attribution a = Attribute(run);
+  EXPECT_EQ(a.kernel_j[0], 0);
+  EXPECT_EQ(a.kernel_j[1], 0);
+  EXPECT_NEAR(a.kernel_j[2], 10, 1e-9);
+}
+
+TEST(Attribution, WithoutSeriesNothingIsInvented) {
+  magneton::Run run;
+  run.devices.push_back(Device{0, "gpu", "GPU", "", 0, 0});
+  run.kernels.push_back(MakeKernel(0, 0, 10));
+  run.ops.push_back(Op{});
+  run.kernels[0].op = 0;
+  Attribution a = Attribute(run);
+  EXPECT_FALSE(a.measured);
+  ASSERT_EQ(a.devices.size(), 1u);
+  EXPECT_EQ(a.devices[0].method, "unavailable");
+  EXPECT_TRUE(std::isnan(a.kernel_j[0]));
+  EXPECT_TRUE(std::isnan(a.op_j[0]));
+  EXPECT_EQ(a.op_gpu_ns[0], 10);  // time is still known
+}
+
+// ops: 0 "module" > 1 "linear" > 2 "addmm" (kernels 0, 1); 3 "relu" (kernel 2)
+// under 0; transfer 0 under op 1. Power 100 W constant, no overlap.
+TEST(Attribution, OpsIncludeTheirChildrensKernelsAndTransfers) {
+  magneton::Run run;
+  run.devices.push_back(Device{0, "gpu", "GPU", "", 0, 0});
+  run.info.start_ns = 0;
+  run.info.end_ns = 1 * kSec;
+  run.series.push_back(SensorSeries{0, 0, "power.instant", "W", "nvml", {0}, {100}});
+  for (int i = 0; i < 4; ++i) {
+    Op op;
+    op.id = i;
+    op.parent = i == 0 ? kNone : (i == 3 ? 0 : i - 1);
+    run.ops.push_back(op);
+  }
+  run.kernels.push_back(MakeKernel(0, 0, 100 * kMs, 7, 2));
+  run.kernels.push_back(MakeKernel(1, 100 * kMs, 200 * kMs, 7, 2));
+  run.kernels.push_back(MakeKernel(2, 200 * kMs, 250 * kMs, 7, 3));
+  Transfer t;
+  t.id = 0;
+  t.kind = "HtoD";
+  t.start_ns = 300 * kMs;
+  t.end_ns = 310 * kMs;
+  t.op = 1;
+  run.transfers.push_back(t);
+  Attribution a = Attribute(run);
+  EXPECT_NEAR(a.op_j[2], 20, 1e-9);
+  EXPECT_NEAR(a.op_j[1], 21, 1e-9);
+  EXPECT_NEAR(a.op_j[3], 5, 1e-9);
+  EXPECT_NEAR(a.op_j[0], 26, 1e-9);
+  EXPECT_NEAR(a.transfer_j[0], 1, 1e-9);
+  EXPECT_EQ(a.op_gpu_ns[0], 250 * kMs);
+}
+
+// Ranges take what was launched on their thread while open: through the API
+// call's correlation id, else the launching op's start; others by midpoint.
+TEST(Attribution, RangesGetKernelsLaunchedOnTheirThreadWhileOpen) {
+  magneton::Run run;
+  run.devices.push_back(Device{0, "gpu", "GPU", "", 0, 0});
+  run.info.start_ns = 0;
+  run.info.end_ns = 10 * kSec;
+  run.series.push_back(SensorSeries{0, 0, "power.instant", "W", "nvml", {0}, {100}});
+  auto api = [&](int64_t id, int64_t thread, int64_t t, int64_t corr) {
+    ApiCall c;
+    c.id = id;
+    c.name = "cudaLaunchKernel";
+    c.thread = thread;
+    c.start_ns = t;
+    c.end_ns = t + 5000;
+    c.correlation = corr;
+    run.api_calls.push_back(c);
+  };
+  api(0, 1, 100 * kMs, 11);  // thread 1, inside the range
+  api(1, 1, 900 * kMs, 12);  // thread 1, after it
+  api(2, 2, 150 * kMs, 13);  // another thread
+  // Kernels run later than their launch (queued): the range ends before some do.
+  run.kernels.push_back(MakeKernel(0, 600 * kMs, 700 * kMs, 7, kNone, 11));
+  run.kernels.push_back(MakeKernel(1, 950 * kMs, 1000 * kMs, 7, kNone, 12));
+  run.kernels.push_back(MakeKernel(2, 700 * kMs, 800 * kMs, 7, kNone, 13));
+  Op op;
+  op.id = 0;
+  op.thread = 1;
+  op.start_ns = 200 * kMs;
+  run.ops.push_back(op);
+  run.kernels.push_back(MakeKernel(3, 800 * kMs, 900 * kMs, 7, 0, 0));   // via its op
+  run.kernels.push_back(MakeKernel(4, 300 * kMs, 400 * kMs, 7, kNone, 0));  // no launch info
+  run.ranges.push_back(Range{0, "step", "nvtx", 1, 0, 500 * kMs, kNone});
+  run.ranges.push_back(Range{1, "inner", "nvtx", 1, 50 * kMs, 150 * kMs, 0});
+  Attribution a = Attribute(run);
+  EXPECT_NEAR(a.range_j.at(0), a.kernel_j[0] + a.kernel_j[3] + a.kernel_j[4], 1e-9);
+  EXPECT_NEAR(a.range_j.at(0), 10 + 10 + 10, 1e-9);
+  EXPECT_NEAR(a.range_j.at(1), 10, 1e-9);  // kernel 0 only
+}
+
+TEST(EnergyCurve, TenSecondsOfSteadyLoadMatchTheTruth) {
+  magneton::Run run;
+  PowerSteps truth{{0, 1 * kSec}, {80, 680}};
+  AddNvmlSeries(run, truth, 500 * kMs, 12 * kSec);
+  int64_t a = 1 * kSec + 500 * kMs, b = 11 * kSec + 500 * kMs;
+  EnergyCurve counter = BuildEnergyCurve(run, 0, a, b);
+  EXPECT_NEAR(counter.Between(a, b), 6800, 6800 * 0.002);
+  EXPECT_NEAR(counter.peak_w, 680, 1e-9);
+  // The same from the instant power alone (no counter): still close under
+  // steady load, which is what the H200 experiment compares.
+  magneton::Run power_only;
+  AddNvmlSeries(power_only, truth, 500 * kMs, 12 * kSec, 37 * kMs, /*counter=*/false);
+  EnergyCurve instant = BuildEnergyCurve(power_only, 0, a, b);
+  EXPECT_EQ(instant.method, "power.instant integral");
+  EXPECT_NEAR(instant.Between(a, b), 6800, 6800 * 0.01);
+}
+
+// The first counter reading only marks when sampling began; anchoring on it
+// would smear a whole update's worth of energy into the wrong interval.
+TEST(EnergyCurve, TheFirstCounterReadingIsNotAnAnchor) {
+  magneton::Run run;
+  PowerSteps truth{{0}, {300}};
+  AddNvmlSeries(run, truth, 1 * kSec + 90 * kMs, 3 * kSec, 0, /*counter=*/true, /*instant=*/false);
+  const SensorSeries* c = run.FindSeries(0, "energy.total");
+  int64_t a = c->t_ns[0], b = c->t_ns[1];
+  // Constant 300 W: any interval's energy is 300 W x its length.
+  EnergyCurve curve = BuildEnergyCurve(run, 0, a, b);
+  double expect = 300.0 * double(b - a) * 1e-9;
+  EXPECT_NEAR(curve.Between(a, b), expect, 0.1 * expect);
+}
+
+}  // namespace
+}  // namespace magneton::energy
