@@ -79,6 +79,24 @@ def all_cases() -> list[str]:
     return sorted(p.parent.name for p in CASES_DIR.glob("*/expected.json"))
 
 
+def harness_arguments(p: argparse.ArgumentParser) -> None:
+    """The options groundtruth.py and run_all.py share."""
+    p.add_argument("--cases", default="", help="comma-separated subset (default: all)")
+    p.add_argument("--engine", default=os.environ.get("CASES_ENGINE", ""), help="compiled cublas-engine binary")
+    p.add_argument("--budget", type=float, default=0,
+                   help="seconds for the whole run; cases that would start after it are reported as not run")
+
+
+def selected_cases(arg: str, prog: str) -> list[str]:
+    """The cases named by --cases (all when empty); an unknown name is a usage error (exit 2)."""
+    wanted = [c for c in arg.split(",") if c] or all_cases()
+    unknown = sorted(set(wanted) - set(all_cases()))
+    if unknown:
+        print(f"{prog}: unknown case(s): {', '.join(unknown)}", file=sys.stderr)
+        raise SystemExit(2)
+    return wanted
+
+
 # ----------------------------------------------------------------- seeding, devices
 
 def seed(value: int = 0) -> None:

@@ -20,7 +20,6 @@ import contextlib
 import ctypes
 import datetime
 import json
-import os
 import platform
 import statistics
 import subprocess
@@ -223,8 +222,8 @@ def _fmt(x, spec: str) -> str:
 def print_table(results: dict) -> None:
     print(f"\n{'case':16} {'side':9} {'J/iter':>9} {'ms/iter':>9} {'W':>6} {'CPU ms/it':>9} {'CV(J)':>6}")
     for case, r in results.items():
-        if "error" in r:
-            print(f"{case:16} FAILED: {r['error']}")
+        if "error" in r or "skipped" in r:
+            print(f"{case:16} {'FAILED: ' + r['error'] if 'error' in r else 'skipped: ' + r['skipped']}")
             continue
         for s in casekit.SIDES:
             d = r[s]
@@ -241,25 +240,17 @@ def print_table(results: dict) -> None:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--cases", default="", help="comma-separated subset (default: all)")
     p.add_argument("--seconds", type=float, default=2.0, help="window length per side and trial")
     p.add_argument("--trials", type=int, default=3)
     p.add_argument("--warm", type=float, default=0.5, help="warm-up seconds per side before the trials")
     p.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     p.add_argument("--gpu-index", type=int, default=0, help="NVML index of the measured GPU")
     p.add_argument("--small", action="store_true", help="tiny shapes (harness check)")
-    p.add_argument("--engine", default=os.environ.get("CASES_ENGINE", ""), help="compiled cublas-engine binary")
     p.add_argument("--timeout", type=float, default=240, help="seconds allowed per case")
     p.add_argument("--out", default="", help="folder for groundtruth.json")
-    p.add_argument("--budget", type=float, default=0,
-                   help="seconds for the whole run; cases that would start after it are reported as not run")
+    casekit.harness_arguments(p)
     args = p.parse_args()
-
-    wanted = [c for c in args.cases.split(",") if c] or casekit.all_cases()
-    unknown = sorted(set(wanted) - set(casekit.all_cases()))
-    if unknown:
-        print(f"groundtruth: unknown case(s): {', '.join(unknown)}", file=sys.stderr)
-        return 2
+    wanted = casekit.selected_cases(args.cases, "groundtruth")
     nvml = None
     if args.device == "cuda":
         try:
@@ -310,7 +301,7 @@ def main() -> int:
         doc["cases"][case]["elapsed_s"] = round(time.monotonic() - started, 1)
         if args.out:  # keep what is done even if a later case hangs the machine
             (Path(args.out) / "groundtruth.json").write_text(json.dumps(doc, indent=1))
-    print_table({c: r for c, r in doc["cases"].items() if "skipped" not in r})
+    print_table(doc["cases"])
     if doc.get("idle_watts"):
         print(f"\nidle board power: {doc['idle_watts']:.0f} W ({doc['gpu']}); energies are totals (static + dynamic)")
     return 1 if failed else 0

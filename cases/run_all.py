@@ -111,11 +111,9 @@ def diff_case(runs: Path, args) -> tuple[dict | None, str]:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--cases", default="", help="comma-separated subset (default: all)")
     p.add_argument("--groundtruth", default="", help="groundtruth.json from groundtruth.py")
     p.add_argument("--diff-only", action="store_true", help="do not record; diff the committed run files")
     p.add_argument("--magneton", default="", help="the magneton command (default: build-gpu/magneton, PATH)")
-    p.add_argument("--engine", default=os.environ.get("CASES_ENGINE", ""), help="compiled cublas-engine binary")
     p.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     p.add_argument("--small", action="store_true", help="tiny shapes (a pipeline check, not the suite)")
     p.add_argument("--replay", action="store_true", help="ask the recorder to replay operators for energy")
@@ -123,15 +121,9 @@ def main() -> int:
     p.add_argument("--runs-root", default=str(HERE), help="where <case>/runs/ folders go")
     p.add_argument("--results", default=str(HERE / "RESULTS.md"))
     p.add_argument("--timeout", type=float, default=300, help="seconds allowed per command")
-    p.add_argument("--budget", type=float, default=0,
-                   help="seconds for the whole run; cases that would start after it are reported as not run")
+    casekit.harness_arguments(p)
     args = p.parse_args()
-
-    wanted = [c for c in args.cases.split(",") if c] or casekit.all_cases()
-    unknown = sorted(set(wanted) - set(casekit.all_cases()))
-    if unknown:
-        print(f"run_all: unknown case(s): {', '.join(unknown)}", file=sys.stderr)
-        return 2
+    wanted = casekit.selected_cases(args.cases, "run_all")
     given = args.magneton
     args.magneton = find_magneton(given)
     no_cli = "" if args.magneton else f"the magneton command was not found ({given or 'build it, or pass --magneton PATH'})"

@@ -1,4 +1,4 @@
-"""A chain of 24 fp32 matmuls of 4096x4096 (about 70 ms of GPU work on an H200), after
+"""A chain of 24 fp32 matmuls of 4096x4096 (tens of milliseconds of GPU work), after
 which the host waits for the result before it goes on, as a serving loop or a data
 loader handing off to the GPU does. Both sides queue the same work on the same inputs;
 they differ only in how the host thread waits."""
@@ -6,8 +6,10 @@ import math
 
 import torch
 
+import casekit  # on sys.path: the variant put cases/ there
 
-def build(casekit, device: str, small: bool) -> dict:
+
+def setup(device: str, small: bool) -> dict:
     if device != "cuda":
         raise SystemExit("cpu-busy-wait: needs a CUDA device (it is about how a host thread waits for the GPU)")
     casekit.seed(0)
@@ -17,7 +19,7 @@ def build(casekit, device: str, small: bool) -> dict:
     return {"w": w.to(device), "x": x.to(device), "chain": chain}
 
 
-def fp32_matmul() -> None:
+def configure(state: dict) -> None:
     torch.backends.cuda.matmul.allow_tf32 = False
 
 

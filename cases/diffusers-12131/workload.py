@@ -6,6 +6,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+import casekit  # on sys.path: the variant put cases/ there
+
 
 class SingleStreamBlock(nn.Module):
     def __init__(self, dim: int, heads: int):
@@ -25,7 +27,7 @@ class SingleStreamBlock(nn.Module):
         return x + self.out(torch.cat([a, m], dim=-1))
 
 
-def build(casekit, device: str, small: bool) -> dict:
+def setup(device: str, small: bool) -> dict:
     casekit.seed(0)
     if small:
         dim, heads, depth, img, txt = 32, 2, 2, 16, 4

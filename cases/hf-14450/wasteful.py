@@ -8,18 +8,14 @@ import casekit  # noqa: E402
 
 workload = casekit.sibling(__file__, "workload")
 FRAMEWORK = "torch"
-
-
-def setup(device, small):
-    return workload.build(casekit, device, small)
+setup = workload.setup
 
 
 def configure(state):
     workload.set_tf32(matmul=False)
 
 
-def step(state):
-    return workload.forward(state)
+step = workload.forward
 
 
 if __name__ == "__main__":

@@ -6,10 +6,12 @@ distribution around the mean. Both sides compute the same statistics on the same
 import torch
 from transformers import GPT2Config, GPT2Model
 
+import casekit  # on sys.path: the variant put cases/ there
+
 NEW_TOKENS = 16
 
 
-def build(casekit, device: str, small: bool) -> dict:
+def setup(device: str, small: bool) -> dict:
     casekit.seed(0)
     if small:
         cfg = GPT2Config(n_layer=1, n_embd=32, n_head=2, vocab_size=500, n_positions=16,

@@ -9,10 +9,7 @@ import casekit  # noqa: E402
 
 workload = casekit.sibling(__file__, "workload")
 FRAMEWORK = "torch"
-
-
-def setup(device, small):
-    return workload.build(casekit, device, small)
+setup = workload.setup
 
 
 def step(state):

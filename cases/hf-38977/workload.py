@@ -4,8 +4,10 @@ logits of the last position. Both sides run the same model on the same prompts."
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
+import casekit  # on sys.path: the variant put cases/ there
 
-def build(casekit, device: str, small: bool) -> dict:
+
+def setup(device: str, small: bool) -> dict:
     casekit.seed(0)
     if small:
         cfg = GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=1000, n_positions=64,

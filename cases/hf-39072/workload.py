@@ -7,8 +7,10 @@ import torch
 from transformers import LlamaConfig
 from transformers.models.llama.modeling_llama import LlamaAttention
 
+import casekit  # on sys.path: the variant put cases/ there
 
-def build(casekit, device: str, small: bool) -> dict:
+
+def setup(device: str, small: bool) -> dict:
     casekit.seed(0)
     if small:
         cfg = LlamaConfig(hidden_size=64, num_attention_heads=4, num_key_value_heads=2,

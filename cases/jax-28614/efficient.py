@@ -30,7 +30,7 @@ def setup(device, small):
     import functools
 
     import jax
-    state = workload.build(casekit, device, small)
+    state = workload.setup(device, small)
     state["fn"] = jax.jit(functools.partial(spectrogram, nperseg=state["nperseg"], hop=state["hop"]))
     return state
 

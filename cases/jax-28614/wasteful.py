@@ -14,7 +14,7 @@ FRAMEWORK = "jax"
 def setup(device, small):
     import jax
     import jax.numpy as jnp
-    state = workload.build(casekit, device, small)
+    state = workload.setup(device, small)
     nperseg, window = state["nperseg"], state["window"]
 
     def one(signal):

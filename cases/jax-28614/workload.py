@@ -4,8 +4,10 @@ is the magnitude spectrogram (batch, 1025 frequencies, 99 frames). Both sides re
 same signals (drawn with NumPy) and return the same values as jax.scipy.signal.stft."""
 import numpy as np
 
+import casekit  # on sys.path: the variant put cases/ there
 
-def build(casekit, device: str, small: bool) -> dict:
+
+def setup(device: str, small: bool) -> dict:
     import jax.numpy as jnp
     casekit.seed(0)
     batch, samples, nperseg = (2, 4096, 256) if small else (256, 100000, 2048)

@@ -10,14 +10,10 @@ import casekit  # noqa: E402
 
 workload = casekit.sibling(__file__, "workload")
 FRAMEWORK = "torch"
+setup = workload.setup
 
 
-def setup(device, small):
-    return workload.build(casekit, device, small)
-
-
-def configure(state):
-    workload.fp32_matmul()
+configure = workload.configure
 
 
 @torch.no_grad()

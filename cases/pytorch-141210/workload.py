@@ -4,8 +4,10 @@ Both sides use the same Conv1D module (weights and bias) on the same hidden stat
 import torch
 from transformers.pytorch_utils import Conv1D
 
+import casekit  # on sys.path: the variant put cases/ there
 
-def build(casekit, device: str, small: bool) -> dict:
+
+def setup(device: str, small: bool) -> dict:
     casekit.seed(0)
     width, batch, seq = (16, 2, 8) if small else (768, 8, 1024)
     conv = Conv1D(3 * width, width)  # (nf, nx): GPT-2's c_attn
@@ -14,5 +16,5 @@ def build(casekit, device: str, small: bool) -> dict:
     return {"conv": conv.to(device), "hidden": hidden.to(device)}
 
 
-def fp32_matmul() -> None:
+def configure(state: dict) -> None:
     torch.backends.cuda.matmul.allow_tf32 = False

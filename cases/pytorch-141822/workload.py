@@ -3,10 +3,12 @@ the issue's benchmark: batch 2, 512 positions, GPT-2's vocabulary (50257), fp32,
 third of the labels set to the ignore index (-100). Both sides read the same logits."""
 import torch
 
+import casekit  # on sys.path: the variant put cases/ there
+
 IGNORE = -100
 
 
-def build(casekit, device: str, small: bool) -> dict:
+def setup(device: str, small: bool) -> dict:
     casekit.seed(42)
     batch, seq, vocab = (2, 16, 100) if small else (2, 512, 50257)
     logits = torch.randn(batch, seq, vocab)

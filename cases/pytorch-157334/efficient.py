@@ -13,14 +13,13 @@ FRAMEWORK = "torch"
 
 
 def setup(device, small):
-    state = workload.build(casekit, device, small)
+    state = workload.setup(device, small)
     state["model"] = state["model"].to(memory_format=torch.channels_last)
     state["x"] = state["x"].contiguous(memory_format=torch.channels_last)
     return state
 
 
-def configure(state):
-    workload.defaults()
+configure = workload.configure
 
 
 @torch.no_grad()

@@ -9,14 +9,10 @@ import casekit  # noqa: E402
 
 workload = casekit.sibling(__file__, "workload")
 FRAMEWORK = "torch"
+setup = workload.setup
 
 
-def setup(device, small):
-    return workload.build(casekit, device, small)
-
-
-def configure(state):
-    workload.defaults()
+configure = workload.configure
 
 
 @torch.no_grad()

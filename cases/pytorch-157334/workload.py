@@ -5,8 +5,10 @@ memory format of the weights and activations."""
 import torch
 from torch import nn
 
+import casekit  # on sys.path: the variant put cases/ there
 
-def build(casekit, device: str, small: bool) -> dict:
+
+def setup(device: str, small: bool) -> dict:
     casekit.seed(0)
     c, batch, hw = (8, 2, 12) if small else (64, 32, 56)
     model = nn.Sequential(
@@ -21,5 +23,5 @@ def build(casekit, device: str, small: bool) -> dict:
     return {"model": model.to(device, dtype), "x": x.to(device, dtype)}
 
 
-def defaults() -> None:
+def configure(state: dict) -> None:
     torch.backends.cudnn.benchmark = False  # torch's default, the same on both sides

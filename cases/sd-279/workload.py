@@ -6,6 +6,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+import casekit  # on sys.path: the variant put cases/ there
+
 
 class ResBlock(nn.Module):
     def __init__(self, ch: int, temb_ch: int, groups: int):
@@ -71,7 +73,7 @@ class UNetStage(nn.Module):
         return self.conv_out(F.silu(self.norm_out(x)))
 
 
-def build(casekit, device: str, small: bool) -> dict:
+def setup(device: str, small: bool) -> dict:
     casekit.seed(0)
     if small:
         ch, ctx_ch, heads, groups, hw, ctx_len = 32, 16, 2, 8, 8, 8

@@ -22,7 +22,7 @@ def conv_stack(x, layers):
 def setup(device, small):
     import jax
     import jax.numpy as jnp
-    data = workload.arrays(casekit, small)
+    data = workload.arrays(small)
     layers = [(jnp.asarray(w), jnp.asarray(b)) for w, b in data["layers"]]
     return {"layers": layers, "x": jnp.asarray(data["x"]), "fn": jax.jit(conv_stack)}
 

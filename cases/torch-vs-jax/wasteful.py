@@ -17,7 +17,7 @@ SYNC_EACH_ITERATION = True  # paced like its JAX peer, which waits for each resu
 
 
 def setup(device, small):
-    data = workload.arrays(casekit, small)
+    data = workload.arrays(small)
     layers = [(torch.from_numpy(w).to(device), torch.from_numpy(b).to(device)) for w, b in data["layers"]]
     return {"layers": layers, "x": torch.from_numpy(data["x"]).to(device)}
 

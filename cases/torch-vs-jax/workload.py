@@ -4,8 +4,10 @@ at the interface. Weights and input are drawn once with NumPy, so PyTorch and JA
 compute on identical numbers."""
 import numpy as np
 
+import casekit  # on sys.path: the variant put cases/ there
 
-def arrays(casekit, small: bool) -> dict:
+
+def arrays(small: bool) -> dict:
     casekit.seed(0)
     chans, batch, hw = ([4, 8, 8, 16, 16], 2, 16) if small else ([32, 64, 64, 128, 128], 16, 128)
     layers = []

@@ -25,3 +25,13 @@ try:  # start()/stop() of an outer recording (control.py)
     __all__ += list(getattr(_control, "__all__", []))
 except ImportError:
     pass
+
+
+def __getattr__(name):
+    """magneton.record_jax (jax_recorder.py), imported on first use so that
+    torch-only programs do not import JAX."""
+    if name == "record_jax":
+        from magneton.jax_recorder import record_jax
+
+        return record_jax
+    raise AttributeError(f"module 'magneton' has no attribute {name!r}")

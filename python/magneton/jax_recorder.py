@@ -105,7 +105,7 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
     summary = {"ops": len(g.ops), "tensors": len(g.tensors), "equations_per_execution": n_ops,
                "fingerprint_failures": fp.failures if fp else 0, "kernel_tracer": False}
     if path is not None:
-        kernel_ops = _link_kernels(session, closed, top_ops, g, n_ops, repeat)
+        kernel_ops = _link_kernels(session, closed, top_ops, g, n_ops, repeat, windows)
         ids = list(session.device_ids)
         _map_devices(g, lambda local: ids[local])
         rows = g.to_dict()
@@ -115,14 +115,21 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
                         summary=summary)
 
 
-def _link_kernels(session, closed, top_ops, g: Graph, n_ops: int, repeat: int) -> list:
+def _link_kernels(session, closed, top_ops, g: Graph, n_ops: int, repeat: int, windows: dict) -> list:
     """Per traced kernel, the op to link it to: the equation it computes when
-    its jit's HLO says so (kernels.py), else the op it was launched under."""
+    its jit's HLO says so (kernels.py), else the top-level op it ran under."""
     if not session.kernel_tracer:
         return []
     traced = session.stop_tracing()
     if not traced:
         return []
+    # A runtime that launches from its own threads leaves kernels without the
+    # external id; the measured pass waits for each top-level op, so the op's
+    # window holds its kernels.
+    by_window = kernels.in_windows(traced, windows)
+    g.add_stat("jax_kernels_linked_by_time", "info", sum(k["op"] == NONE for k in traced) - by_window.count(NONE),
+               "kernels without an external correlation id, linked to the top-level op whose window holds them")
+    traced = [dict(k, op=op) for k, op in zip(traced, by_window)]
     plans = {}
     for eqn, op in zip(closed.jaxpr.eqns, top_ops):
         sub = eqn.params.get("jaxpr")

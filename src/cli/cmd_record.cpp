@@ -14,6 +14,7 @@
 
 #include "capture/cupti/record_env.h"
 #include "cli/commands.h"
+#include "core/sqlite_util.h"
 #include "core/store.h"
 #include "energy/child_process.h"
 #include "energy/clock.h"
@@ -81,47 +82,64 @@ std::string Join(const std::vector<std::string>& argv) {
   return s;
 }
 
+// What one run file holds, counted with SQL (docs/run-format.md) rather than
+// loaded, so a long recording is summarized at once.
 struct Written {
   std::string path;
   int64_t pid = 0;
-  Run run;
+  int64_t kernels = 0, transfers = 0, ranges = 0, nvml_series = 0;
+  std::vector<Stat> stats;
+  std::string error;
 };
+
+void Count(Written& w) {
+  sqlite::Db db;
+  std::string err;
+  if (db.Open(w.path, SQLITE_OPEN_READONLY, &err) != SQLITE_OK) {
+    w.error = err;
+    return;
+  }
+  auto one = [&](const char* sql) -> int64_t {
+    sqlite::Stmt q;
+    if (q.Prepare(db, sql) != SQLITE_OK || q.Step() != SQLITE_ROW) {
+      if (w.error.empty()) w.error = db.errmsg();
+      return 0;
+    }
+    return q.Int64(0);
+  };
+  w.kernels = one("SELECT count(*) FROM kernels");
+  w.transfers = one("SELECT count(*) FROM transfers");
+  w.ranges = one("SELECT count(*) FROM ranges");
+  w.nvml_series = one("SELECT count(*) FROM series WHERE source IN (SELECT id FROM strings WHERE value = 'nvml')");
+  sqlite::Stmt q;
+  if (q.Prepare(db, "SELECT name, severity, value, description FROM stats") == SQLITE_OK)
+    while (q.Step() == SQLITE_ROW)
+      w.stats.push_back(Stat{std::string(q.Text(0)), std::string(q.Text(1)), q.Int64(2), std::string(q.Text(3))});
+}
 
 // The run files this recording wrote: <base>.<pid>.mgt, newer than its start.
 std::vector<Written> FindRuns(const fs::path& base, fs::file_time_type since) {
   std::vector<Written> out;
   std::error_code ec;
-  fs::path dir = base.parent_path();
   std::regex name("^" + std::regex_replace(base.filename().string(), std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)") +
                   R"(\.(\d+)\.mgt$)");
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
+  for (const auto& e : fs::directory_iterator(base.parent_path(), ec)) {
     std::smatch m;
     std::string file = e.path().filename().string();
     if (!std::regex_match(file, m, name) || e.last_write_time(ec) < since) continue;
     Written w;
     w.path = e.path().string();
     w.pid = std::stoll(m[1].str());
-    auto run = LoadRun(w.path);
-    if (run.ok()) w.run = std::move(run.value());
-    else fmt::print(stderr, "magneton: {}\n", run.error().message);
+    Count(w);
     out.push_back(std::move(w));
   }
   std::sort(out.begin(), out.end(), [](const Written& a, const Written& b) { return a.pid < b.pid; });
   return out;
 }
 
-std::string Summary(const Run& run) {
-  std::string s = fmt::format("{} kernels, {} copies/syncs, {} NVTX ranges", run.kernels.size(), run.transfers.size(),
-                              run.ranges.size());
-  int series = 0;
-  for (const auto& x : run.series) series += x.source == "nvml";
-  s += series ? ", NVML energy" : ", no GPU energy";
-  return s;
-}
-
 // Why a run has no kernels, from what the recording wrote down.
-std::string NoKernelReason(const Run& run) {
-  for (const Stat& st : run.stats)
+std::string NoKernelReason(const Written& w) {
+  for (const Stat& st : w.stats)
     if (st.name == "cupti_unavailable" || st.name == "cupti_tracing_disabled") return st.description;
   return "no kernel ran while recording was on";
 }
@@ -200,9 +218,14 @@ int Record(const RecordArgs& a) {
   }
   fmt::print(stderr, "magneton: recorded {} process{}:\n", runs.size(), runs.size() == 1 ? "" : "es");
   for (const Written& w : runs) {
-    fmt::print(stderr, "  {}  (pid {}): {}\n", w.path, w.pid, Summary(w.run));
-    if (w.run.kernels.empty()) fmt::print(stderr, "    no kernels: {}\n", NoKernelReason(w.run));
-    for (const Stat& st : w.run.stats)
+    if (!w.error.empty()) {
+      fmt::print(stderr, "  {}  (pid {}): cannot read: {}\n", w.path, w.pid, w.error);
+      continue;
+    }
+    fmt::print(stderr, "  {}  (pid {}): {} kernels, {} copies/syncs, {} NVTX ranges, {}\n", w.path, w.pid, w.kernels,
+               w.transfers, w.ranges, w.nvml_series ? "NVML energy" : "no GPU energy");
+    if (w.kernels == 0) fmt::print(stderr, "    no kernels: {}\n", NoKernelReason(w));
+    for (const Stat& st : w.stats)
       if (st.severity == "data_loss") fmt::print(stderr, "    data loss: {} ({} {})\n", st.description, st.value, st.name);
   }
   return done.exit_code;

@@ -25,5 +25,9 @@ void RegisterDoctor(CLI::App& app, Action& run);
 void RegisterMeasure(CLI::App& app, Action& run);
 void RegisterRecord(CLI::App& app, Action& run);
 void RegisterTop(CLI::App& app, Action& run);
+void RegisterDiff(CLI::App& app, Action& run);
+void RegisterCheck(CLI::App& app, Action& run);
+void RegisterExport(CLI::App& app, Action& run);
+void RegisterDemo(CLI::App& app, Action& run);
 
 }  // namespace magneton::cli

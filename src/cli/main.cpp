@@ -30,6 +30,10 @@ int main(int argc, char** argv) {
   RegisterMeasure(app, run);
   RegisterRecord(app, run);
   RegisterTop(app, run);
+  RegisterDiff(app, run);
+  RegisterCheck(app, run);
+  RegisterExport(app, run);
+  RegisterDemo(app, run);
 
   try {
     app.parse(argc, argv);

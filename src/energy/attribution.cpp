@@ -18,6 +18,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "energy/activity_curve.h"
 #include "energy/energy_curve.h"
 
 namespace magneton::energy {
@@ -108,10 +109,20 @@ void Sweep(const EnergyCurve& curve, std::vector<Item>& items, DeviceEnergy& dev
 void RollUpOps(const Run& run, std::vector<double>& value) {
   const int64_t n = static_cast<int64_t>(run.ops.size());
   auto valid = [&](int64_t p) { return p >= 0 && p < n; };
-  // Depth = number of ancestors; the walk is bounded so a corrupt cycle ends.
-  std::vector<int> depth(static_cast<size_t>(n), 0);
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t p = run.ops[i].parent; valid(p) && depth[i] < 100000; p = run.ops[p].parent) ++depth[i];
+  // Depth = number of ancestors, memoized; a corrupt cycle is cut where it closes.
+  std::vector<int> depth(static_cast<size_t>(n), -1);
+  std::vector<int64_t> chain;
+  for (int64_t i = 0; i < n; ++i) {
+    chain.clear();
+    int64_t j = i;
+    while (valid(j) && depth[j] == -1) {
+      depth[j] = -2;  // on the current chain
+      chain.push_back(j);
+      j = run.ops[j].parent;
+    }
+    int base = valid(j) && depth[j] >= 0 ? depth[j] : -1;
+    for (size_t k = chain.size(); k-- > 0;) depth[chain[k]] = ++base;
+  }
   std::vector<int64_t> order(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return depth[a] > depth[b]; });
@@ -214,6 +225,19 @@ Attribution Attribute(const Run& run) {
         continue;
       }
       items.push_back({t.start_ns, t.end_ns, &out.transfer_j[i]});
+    }
+    // With a counter and a kernel trace, activity shapes each counter
+    // interval better than 100 ms power readings can (activity_curve.h).
+    CounterAnchors anchors = FindCounterAnchors(run, device);
+    if (!anchors.t_ns.empty()) {
+      std::vector<std::pair<int64_t, int64_t>> spans;
+      for (const Item& it : items) spans.emplace_back(it.start_ns, it.end_ns);
+      BusyIntervals busy = UnionOf(std::move(spans));
+      if (auto model = FitActivityModel(anchors, busy)) {
+        curve = ActivityCurve(anchors, busy, *model, dev.start_ns, dev.end_ns);
+        dev.method = curve.method;
+        dev.total_j = curve.Between(dev.start_ns, dev.end_ns);
+      }
     }
     Sweep(curve, items, dev);
     out.measured = true;

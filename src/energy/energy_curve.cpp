@@ -1,17 +1,18 @@
 #include "energy/energy_curve.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace magneton::energy {
 
 double EnergyCurve::At(int64_t t) const {
-  if (t_ns_.empty()) return 0;
-  if (t_ns_.size() == 1) return joules_[0];
-  size_t hi = static_cast<size_t>(std::upper_bound(t_ns_.begin(), t_ns_.end(), t) - t_ns_.begin());
-  hi = std::clamp<size_t>(hi, 1, t_ns_.size() - 1);  // outside: the end segment's line
+  if (knot_t.empty()) return 0;
+  if (knot_t.size() == 1) return knot_j[0];
+  size_t hi = static_cast<size_t>(std::upper_bound(knot_t.begin(), knot_t.end(), t) - knot_t.begin());
+  hi = std::clamp<size_t>(hi, 1, knot_t.size() - 1);  // outside: the end segment's line
   size_t lo = hi - 1;
-  double slope = (joules_[hi] - joules_[lo]) / double(t_ns_[hi] - t_ns_[lo]);
-  return joules_[lo] + slope * double(t - t_ns_[lo]);
+  double slope = (knot_j[hi] - knot_j[lo]) / double(knot_t[hi] - knot_t[lo]);
+  return knot_j[lo] + slope * double(t - knot_t[lo]);
 }
 
 namespace {
@@ -43,11 +44,66 @@ class StepIntegral {
   std::vector<double> cum_;
 };
 
+// How far a power reading lags the power it describes. A sampled reading
+// held until the next one describes, on average, the middle of its update
+// period, so it is moved back by half the period (estimated as the median
+// spacing of its changes, which under load change at every update). NVML's
+// instant power is also the mean of the last 25 ms before its update, so
+// another 12.5 ms (DESIGN.md "Measurement facts").
+int64_t ReadingLag(const SensorSeries& s) {
+  std::vector<int64_t> gaps;
+  for (size_t i = 1; i < s.t_ns.size(); ++i)
+    if (s.t_ns[i] > s.t_ns[i - 1]) gaps.push_back(s.t_ns[i] - s.t_ns[i - 1]);
+  if (gaps.size() < 3) return 0;
+  std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
+  int64_t period = std::min<int64_t>(gaps[gaps.size() / 2], 200'000'000);
+  int64_t window = s.source == "nvml" && s.sensor == "power.instant" ? 25'000'000 : 0;
+  return period / 2 + window / 2;
+}
+
+SensorSeries Shifted(const SensorSeries& s, int64_t lag) {
+  SensorSeries out = s;
+  for (int64_t& t : out.t_ns) t -= lag;
+  return out;
+}
+
 bool Usable(const SensorSeries* s) {
   return s && !s->t_ns.empty() && s->t_ns.size() == s->value.size();
 }
 
 }  // namespace
+
+void SpreadBetweenAnchors(const CounterAnchors& anchors, const std::function<double(int64_t)>& cumulative,
+                          EnergyCurve* curve) {
+  // Each anchor interval [at[i], at[i+1]] holds exactly value[i+1]-value[i]
+  // joules; `cumulative` says when inside it they were spent. Outside the
+  // anchors the nearest interval's scale (or slope) continues.
+  const std::vector<int64_t>& at = anchors.t_ns;
+  const std::vector<double>& value = anchors.joules;
+  curve->knot_j.resize(curve->knot_t.size());
+  for (size_t k = 0; k < curve->knot_t.size(); ++k) {
+    int64_t t = curve->knot_t[k];
+    size_t i = static_cast<size_t>(std::upper_bound(at.begin(), at.end(), t) - at.begin());
+    i = std::clamp<size_t>(i, 1, at.size() - 1) - 1;  // interval [at[i], at[i+1]]
+    double dc = value[i + 1] - value[i];
+    double dg = cumulative ? cumulative(at[i + 1]) - cumulative(at[i]) : 0;
+    double fraction = dg > 0 ? (cumulative(t) - cumulative(at[i])) / dg
+                             : double(t - at[i]) / double(at[i + 1] - at[i]);
+    curve->knot_j[k] = value[i] + dc * fraction;
+  }
+}
+
+CounterAnchors FindCounterAnchors(const Run& run, int32_t device) {
+  CounterAnchors a;
+  const SensorSeries* counter = run.FindSeries(device, "energy.total");
+  if (!Usable(counter)) return a;
+  size_t first = counter->t_ns.size() >= 3 ? 1 : 0;
+  a.t_ns.assign(counter->t_ns.begin() + first, counter->t_ns.end());
+  a.joules.assign(counter->value.begin() + first, counter->value.end());
+  a.source = counter->source;
+  if (a.t_ns.size() < 2) a = CounterAnchors{};
+  return a;
+}
 
 EnergyCurve BuildEnergyCurve(const Run& run, int32_t device, int64_t from_ns, int64_t to_ns) {
   EnergyCurve curve;
@@ -61,34 +117,27 @@ EnergyCurve BuildEnergyCurve(const Run& run, int32_t device, int64_t from_ns, in
     }
   if (!counter && !shape) return curve;
   std::vector<int64_t> knots;
+  SensorSeries centred;
   if (shape) {
-    knots = shape->t_ns;
     curve.peak_w = StepIntegral(*shape).Peak(from_ns, to_ns);
+    centred = Shifted(*shape, ReadingLag(*shape));
+    knots = centred.t_ns;
   }
 
-  // Counter anchors: its updates. The first reading only marks when sampling
-  // began (the counter last changed up to one update period earlier), so it
-  // is an anchor only when there is nothing else.
-  std::vector<int64_t> at;
-  std::vector<double> value;
-  if (counter) {
-    size_t first = counter->t_ns.size() >= 3 ? 1 : 0;
-    at.assign(counter->t_ns.begin() + first, counter->t_ns.end());
-    value.assign(counter->value.begin() + first, counter->value.end());
-  }
+  CounterAnchors anchors = FindCounterAnchors(run, device);
+  const std::vector<int64_t>& at = anchors.t_ns;
 
   if (at.size() >= 2) {
     curve.method = shape ? "energy.total+" + shape->sensor : "energy.total";
-    curve.source = counter->source;
+    curve.source = anchors.source;
     curve.data_from_ns = at.front();
     curve.data_to_ns = at.back();
     knots.insert(knots.end(), at.begin(), at.end());
   } else if (shape) {
     curve.method = shape->sensor + " integral";
     curve.source = shape->source;
-    curve.data_from_ns = shape->t_ns.front();
-    curve.data_to_ns = shape->t_ns.back();
-    at.clear();
+    curve.data_from_ns = centred.t_ns.front();
+    curve.data_to_ns = centred.t_ns.back();
   } else {
     return curve;  // one counter reading and no power: no rate to go on
   }
@@ -97,31 +146,17 @@ EnergyCurve BuildEnergyCurve(const Run& run, int32_t device, int64_t from_ns, in
   std::sort(knots.begin(), knots.end());
   knots.erase(std::unique(knots.begin(), knots.end()), knots.end());
 
-  curve.t_ns_ = knots;
-  curve.joules_.resize(knots.size());
+  curve.knot_t = knots;
+  curve.knot_j.resize(knots.size());
   if (at.size() < 2) {
-    StepIntegral g(*shape);
-    for (size_t k = 0; k < knots.size(); ++k) curve.joules_[k] = g.At(knots[k]);
+    StepIntegral g(centred);
+    for (size_t k = 0; k < knots.size(); ++k) curve.knot_j[k] = g.At(knots[k]);
     return curve;
   }
-  // Each counter interval [at[i], at[i+1]] holds exactly value[i+1]-value[i]
-  // joules; inside it the power shape says when they were spent. Outside the
-  // anchors the nearest interval's scale (or slope) continues.
   std::optional<StepIntegral> g;
-  if (shape) g.emplace(*shape);
-  for (size_t k = 0; k < knots.size(); ++k) {
-    int64_t t = knots[k];
-    size_t i = static_cast<size_t>(std::upper_bound(at.begin(), at.end(), t) - at.begin());
-    i = std::clamp<size_t>(i, 1, at.size() - 1) - 1;  // interval [at[i], at[i+1]]
-    double dc = value[i + 1] - value[i];
-    double dg = g ? g->At(at[i + 1]) - g->At(at[i]) : 0;
-    double fraction;
-    if (g && dg > 0)
-      fraction = (g->At(t) - g->At(at[i])) / dg;
-    else
-      fraction = double(t - at[i]) / double(at[i + 1] - at[i]);
-    curve.joules_[k] = value[i] + dc * fraction;
-  }
+  if (shape) g.emplace(centred);
+  SpreadBetweenAnchors(anchors, g ? std::function<double(int64_t)>([&](int64_t t) { return g->At(t); }) : nullptr,
+                       &curve);
   return curve;
 }
 

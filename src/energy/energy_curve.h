@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,7 @@ namespace magneton::energy {
 
 class EnergyCurve {
  public:
-  bool empty() const { return t_ns_.empty(); }
+  bool empty() const { return knot_t.empty(); }
   // Joules since the curve's origin at `t_ns`; linear between knots and
   // continued with the end segments' slopes outside them.
   double At(int64_t t_ns) const;
@@ -29,9 +30,27 @@ class EnergyCurve {
   int64_t data_from_ns = 0;  // span the readings cover; outside it the curve is extrapolated
   int64_t data_to_ns = 0;
   double peak_w = 0;         // highest power reading within the span asked for (0: no power series)
-  std::vector<int64_t> t_ns_;  // knots, strictly increasing
-  std::vector<double> joules_;
+  std::vector<int64_t> knot_t;  // knots, strictly increasing
+  std::vector<double> knot_j;   // joules at the knots
 };
+
+// The energy counter's readings usable as anchors: its updates, each at the
+// time it was first seen. The first reading is dropped when later ones exist:
+// it only marks when sampling began (the counter last changed up to one
+// update period before). Empty when fewer than two remain.
+struct CounterAnchors {
+  std::vector<int64_t> t_ns;
+  std::vector<double> joules;
+  std::string source;
+};
+CounterAnchors FindCounterAnchors(const Run& run, int32_t device);
+
+// Sets curve->knot_j at curve->knot_t: each anchor interval holds exactly its
+// counter delta, spent in proportion to `cumulative` (a non-decreasing
+// function of time: a power integral or a model of it); linearly in time
+// where it is null or flat. Outside the anchors the nearest interval continues.
+void SpreadBetweenAnchors(const CounterAnchors& anchors, const std::function<double(int64_t)>& cumulative,
+                          EnergyCurve* curve);
 
 // The series BuildEnergyCurve reads, in order of preference for the power shape.
 inline constexpr const char* kPowerSensors[] = {"power.instant", "power.usage", "power"};

@@ -26,7 +26,14 @@ TEST(DataflowGraph, NodesAreOutermostOpsWithTensors) {
   EXPECT_EQ(e.run.ops[g.node_op[0]].name, "aten::linear");
   EXPECT_EQ(e.run.ops[g.node_op[1]].name, "aten::relu");
   // Nested ops belong to their node; the scope belongs to none.
-XX
+  for (const Op& op : e.run.ops) {
+    if (op.name == "user_scope") {
+      EXPECT_EQ(g.op_node[op.id], -1);
+    }
+    if (op.name == "aten::t" || op.name == "aten::addmm") {
+      EXPECT_EQ(g.op_node[op.id], 0);
+    }
+  }
   ASSERT_EQ(g.succ.size(0), 1);
   EXPECT_EQ(*g.succ.from(0), 1);
   EXPECT_TRUE(g.reads_graph_input[0]);
@@ -94,17 +101,24 @@ TEST(Dominators, MatchBruteForceOnRandomDags) {
 }
 
 TEST(Dominators, IntersectIsFastOnLongChains) {
-  // A chain of 200k nodes where every node also reads node 0: the
-  // intersection climbs the whole chain each time unless it jumps.
-  const int n = 200000;
+  // A chain of 200k nodes, then 50k nodes that each read the chain's end and
+  // one node far up the chain (a long skip, like a mask read by every layer):
+  // each intersection climbs most of the chain unless it jumps.
+  const int chain = 200000, extra = 50000, n = chain + extra;
   std::vector<int32_t> order(n);
   std::iota(order.begin(), order.end(), 0);
+  auto far = [&](int v) { return static_cast<int>((static_cast<int64_t>(v) * 7919) % chain); };
   auto t = DominatorTree::Build(n, order, [&](int32_t v, auto&& visit) {
-    if (v > 0) visit(v - 1);
-    if (v > 1) visit(0);
+    if (v > 0 && v < chain) visit(v - 1);
+    if (v >= chain) {
+      visit(chain - 1);
+      visit(far(v));
+    }
   });
-  for (int v = 1; v < n; ++v) ASSERT_EQ(t.idom(v), v == 1 ? 0 : (v - 1));
-  EXPECT_EQ(t.Intersect(n - 1, 5), 5);
+  for (int v = 1; v < chain; v += 997) ASSERT_EQ(t.idom(v), v - 1);
+  for (int v = chain; v < n; ++v) ASSERT_EQ(t.idom(v), far(v));
+  EXPECT_EQ(t.Intersect(chain - 1, 5), 5);
+  EXPECT_EQ(t.depth(chain - 1), chain);
 }
 
 TEST(LongestMonotoneChain, MatchesQuadraticDp) {

@@ -12,12 +12,14 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "analysis/match/region_match.h"
+#include "core/run.h"
 
 namespace magneton::testing {
 
@@ -76,6 +78,21 @@ inline MatchScore ScoreMatch(const analysis::MatchResult& m, const std::vector<s
       s.missed.push_back(label);
   }
   return s;
+}
+
+// Prints regions as "labels: op names | op names" (for failing tests).
+inline void PrintMatch(const analysis::MatchResult& m, const Run& a, const Run& b,
+                       const std::vector<std::string>& labels_a, const std::vector<std::string>& labels_b) {
+  auto side = [](const std::vector<int64_t>& ops, const Run& run, const std::vector<std::string>& labels) {
+    std::string out;
+    for (int64_t op : ops) out += run.ops[op].name + "[" + labels[op] + "] ";
+    return out;
+  };
+  for (const auto& r : m.regions)
+    std::printf("region %lld d%d diff %.2g\n  A: %s\n  B: %s\n", static_cast<long long>(r.id), r.depth,
+                r.output_rel_diff, side(r.ops_a, a, labels_a).c_str(), side(r.ops_b, b, labels_b).c_str());
+  std::printf("unmatched\n  A: %s\n  B: %s\n", side(m.unmatched_a, a, labels_a).c_str(),
+              side(m.unmatched_b, b, labels_b).c_str());
 }
 
 }  // namespace magneton::testing

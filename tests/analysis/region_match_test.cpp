@@ -3,6 +3,8 @@
 // differences real systems have must not break the match.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "analysis/fingerprint/fingerprint_compare.h"
 #include "analysis/match/region_match.h"
 #include "match_scoring.h"
@@ -47,12 +49,9 @@ void CheckWellFormed(const MatchResult& m, const Run& a, const Run& b, double to
   }
   for (auto op : m.unmatched_a) EXPECT_EQ(seen_a[op]++, 0);
   for (auto op : m.unmatched_b) EXPECT_EQ(seen_b[op]++, 0);
-  for (const Op& op : a.ops) {
-    if (op.parent == kNone) EXPECT_EQ(seen_a[op.id], 1) << "op " << op.id << " " << op.name;
-  }
-  for (const Op& op : b.ops) {
-    if (op.parent == kNone) EXPECT_EQ(seen_b[op.id], 1) << "op " << op.id << " " << op.name;
-  }
+  // Every top-level op lands in exactly one region or in the unmatched list.
+  for (const Op& op : a.ops) EXPECT_EQ(seen_a[op.id], op.parent == kNone ? 1 : 0) << "op " << op.id << " " << op.name;
+  for (const Op& op : b.ops) EXPECT_EQ(seen_b[op.id], op.parent == kNone ? 1 : 0) << "op " << op.id << " " << op.name;
   for (auto [ta, tb] : m.tensor_pairs) EXPECT_LE(FingerprintDifference(a.tensors[ta], b.tensors[tb]), tolerance);
 }
 
@@ -63,6 +62,7 @@ testing::MatchScore MatchAndScore(const Variant& va, const Variant& vb, int laye
   MatchResult r = MatchRuns(a.run, b.run);
   CheckWellFormed(r, a.run, b.run, MatchOptions{}.tolerance);
   auto s = testing::ScoreMatch(r, a.labels, b.labels);
+  if (std::getenv("MAGNETON_MATCH_DEBUG")) testing::PrintMatch(r, a.run, b.run, a.labels, b.labels);
   std::string missed;
   for (auto& l : s.missed) missed += l + " ";
   SCOPED_TRACE(missed);

@@ -9,9 +9,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <numeric>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "analysis/fingerprint/host_fingerprint.h"
@@ -59,6 +61,7 @@ class Eager {
     op.framework = "tiny";
     op.parent = scopes_.empty() ? kNone : scopes_.back();
     op.start_ns = clock_++;
+    op.stack = scopes_.empty() ? CaptureStack() : run.ops[scopes_.front()].stack;
     for (auto* t : in) op.inputs.push_back(t->id);
     run.ops.push_back(op);
     for (auto* t : out) {
@@ -75,6 +78,7 @@ class Eager {
     op.framework = "tiny";
     op.parent = scopes_.empty() ? kNone : scopes_.back();
     op.start_ns = clock_++;
+    op.stack = scopes_.empty() ? CaptureStack() : run.ops[scopes_.front()].stack;
     for (auto* t : in) op.inputs.push_back(t->id);
     run.ops.push_back(op);
     scopes_.push_back(op.id);
@@ -89,6 +93,13 @@ class Eager {
     }
     run.ops[id].end_ns = clock_++;
   }
+
+  // Python-like call stack: ops record the frames open when they run.
+  void PushFrame(const std::string& function, int call_line) {
+    if (!frames_.empty()) frames_.back().second = call_line;  // the caller now sits at the call
+    frames_.emplace_back(function, 0);
+  }
+  void PopFrame() { frames_.pop_back(); }
 
   // ---- operations ---------------------------------------------------------
   T MatMul(const T& a, const T& b, const std::string& name = "aten::mm") {
@@ -287,6 +298,35 @@ class Eager {
     t.id = run.tensors.back().id;
   }
 
+  // Deduplicated Frame and Stack rows for the current frames, innermost first;
+  // each op call is its own line in the innermost frame.
+  int64_t CaptureStack() {
+    if (frames_.empty()) return kNone;
+    frames_.back().second = ++line_;
+    std::vector<int64_t> ids;
+    for (auto it = frames_.rbegin(); it != frames_.rend(); ++it) {
+      auto key = std::make_tuple(it->first, it->second);
+      auto [pos, fresh] = frame_ids_.emplace(key, static_cast<int64_t>(run.frames.size()));
+      if (fresh) {
+        Frame f;
+        f.id = pos->second;
+        f.kind = "python";
+        f.function = it->first;
+        f.file = "model.py";
+        f.line = it->second;
+        run.frames.push_back(f);
+      }
+      ids.push_back(pos->second);
+    }
+    auto [pos, fresh] = stack_ids_.emplace(ids, static_cast<int64_t>(run.stacks.size()));
+    if (fresh) run.stacks.push_back(Stack{pos->second, ids});
+    return pos->second;
+  }
+
+  std::vector<std::pair<std::string, int>> frames_;
+  std::map<std::tuple<std::string, int>, int64_t> frame_ids_;
+  std::map<std::vector<int64_t>, int64_t> stack_ids_;
+  int line_ = 0;
   std::mt19937 rng_;
   std::vector<int64_t> scopes_;
   int64_t clock_ = 0;

@@ -74,6 +74,7 @@ class Program {
   Run Record(std::vector<std::string>* labels) {
     Eager e;
     e_ = &e;
+    e.PushFrame("main", 0);
     T x = e.Feed(m_.input);
     T mask;
     if (!v_.lazy_mask && !v_.fused_attention) mask = e.CausalMask(m_.tokens);
@@ -136,9 +137,15 @@ class Program {
     return w;
   }
 
+  // Runs `body` as a module call: a frame named after the module kind, called
+  // from its own line of the caller, and the label of the ops it records.
   void Module(const std::string& name, const std::function<void()>& body) {
     const int64_t begin = static_cast<int64_t>(e_->run.ops.size());
+    const std::string kind = name.substr(name.rfind('.') + 1);
+    e_->PushFrame((kind[0] == 'L' ? std::string("Block") : kind) + ".forward",
+                  static_cast<int>(std::hash<std::string>()(kind) % 1000));
     body();
+    e_->PopFrame();
     modules_.emplace_back(begin, static_cast<int64_t>(e_->run.ops.size()), name);
   }
 

@@ -4,6 +4,8 @@
 
 #include <map>
 
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
 #include <fmt/core.h>
 
 #include "records.h"

@@ -109,7 +109,9 @@ void ExpectBadInput(const std::string& path, const std::string& problem) {
     EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "more than one line: " << r.err;
   }
   EXPECT_EQ(Listing(dir), before);
-  if (!bytes.empty()) EXPECT_EQ(ReadBytes(path), bytes);
+  if (!bytes.empty()) {
+    EXPECT_EQ(ReadBytes(path), bytes);
+  }
 }
 
 TEST(InfoCommand, MissingFile) {

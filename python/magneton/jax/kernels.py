@@ -20,6 +20,7 @@ wholly for its root equation (docs/jax.md).
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 from typing import Optional
@@ -214,6 +215,22 @@ def link(kernels: list, plans: dict) -> list:
             pos = p
             if thunks[p].op != NONE:
                 out[i] = thunks[p].op
+    return out
+
+
+def in_windows(kernels: list, windows: dict) -> list:
+    """Per kernel, its op; a kernel with none (-1) gets the op whose time
+    window (op id -> (start_ns, end_ns)) holds the kernel's start."""
+    spans = sorted((s, e, op) for op, (s, e) in windows.items())
+    starts = [s for s, _, _ in spans]
+    out = []
+    for k in kernels:
+        op = k["op"]
+        if op == NONE:
+            i = bisect.bisect_right(starts, k["start_ns"]) - 1
+            if i >= 0 and k["start_ns"] <= spans[i][1]:
+                op = spans[i][2]
+        out.append(op)
     return out
 
 

@@ -20,7 +20,7 @@ from jax._src import source_info_util
 from jax.extend import core as jcore
 
 from magneton.jax.graph import NONE, Graph, Range
-from magneton.jax.walk import _block, _open
+from magneton.jax.walk import _block, _last_used, _open
 
 
 class NoSession:
@@ -46,6 +46,7 @@ def measured_pass(closed_jaxpr, args, top_ops, session, op_offset=0) -> tuple:
     for v, a in zip(jaxpr.invars, args):
         env[v] = a
     windows = []
+    last_use = _last_used(jaxpr)
     for eqn, op_id in zip(jaxpr.eqns, top_ops):
         params = eqn.primitive.get_bind_params(eqn.params)
         values = [read(v) for v in eqn.invars]
@@ -65,6 +66,9 @@ def measured_pass(closed_jaxpr, args, top_ops, session, op_offset=0) -> tuple:
         for v, o in zip(eqn.outvars, out):
             if not isinstance(v, jcore.DropVar):
                 env[v] = o
+        for v in eqn.invars:
+            if not isinstance(v, jcore.Literal) and last_use.get(v) is eqn:
+                env.pop(v, None)
     return windows, [read(v) for v in jaxpr.outvars]
 
 

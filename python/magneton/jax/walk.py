@@ -77,14 +77,23 @@ def _op_name(eqn) -> str:
     return f"jax:{eqn.primitive.name}"
 
 
+def _last_used(jaxpr) -> dict:
+    """Var -> the last equation reading it (outputs are read after all)."""
+    last = {}
+    for eqn in jaxpr.eqns:
+        for v in eqn.invars:
+            if not isinstance(v, jcore.Literal):
+                last[v] = eqn
+    for v in jaxpr.outvars:
+        if not isinstance(v, jcore.Literal):
+            last[v] = None
+    return last
+
+
 def _block(values) -> None:
     for v in values:
         if isinstance(v, jax.Array):
             v.block_until_ready()
-
-
-def _leaves_are_arrays(values) -> bool:
-    return all(isinstance(v, (jax.Array, np.ndarray, np.generic, int, float, bool)) for v in values)
 
 
 class Walker:
@@ -116,19 +125,18 @@ class Walker:
         hit = self._inputs.get(id(value))
         if hit is not None and hit[0] is value:
             return value, hit[1]
-        t = self._row(value, NONE, None)
+        t = self._row(value, NONE)
         self._inputs[id(value)] = (value, t)
         return value, t
 
-    def _row(self, value, producer: int, fingerprint: Optional[dict]) -> int:
+    def _row(self, value, producer: int) -> int:
         arr = value if hasattr(value, "shape") and hasattr(value, "dtype") else np.asarray(value)
         shape = [int(d) for d in arr.shape]
         strides, acc = [0] * len(shape), 1
         for i in range(len(shape) - 1, -1, -1):
             strides[i] = acc
             acc *= max(shape[i], 1)
-        if fingerprint is None and self.fingerprint is not None:
-            fingerprint = self.fingerprint(value)
+        fingerprint = self.fingerprint(value) if self.fingerprint is not None else None
         t = self.g.new_tensor(storage=0, shape=shape, strides=strides, dtype=str(arr.dtype),
                               device=self.device_of(value), fingerprint=fingerprint, producer=producer)
         t.storage = t.id  # a JAX value owns its buffer: no views, no in-place writes
@@ -157,11 +165,15 @@ class Walker:
             env[v] = p
         for v, p in zip(jaxpr.invars, args):
             env[v] = p
+        last_use = _last_used(jaxpr)
         for eqn in jaxpr.eqns:
             outs = self.equation(eqn, [read(v) for v in eqn.invars], parent)
             for v, p in zip(eqn.outvars, outs):
                 if not isinstance(v, jcore.DropVar):
                     env[v] = p
+            for v in eqn.invars:  # a value no later equation reads is freed now
+                if not isinstance(v, jcore.Literal) and last_use.get(v) is eqn:
+                    env.pop(v, None)
         return [read(v) for v in jaxpr.outvars]
 
     def equation(self, eqn, ins: list, parent: int) -> list:
@@ -187,7 +199,7 @@ class Walker:
             op.inputs = []
             return inner
         values = self.bind(eqn, [v for v, _ in ins], op)  # a leaf, or a structure bound whole
-        outs = [(value, self._row(value, op.id, None)) for value in values]
+        outs = [(value, self._row(value, op.id)) for value in values]
         op.outputs = [t for _, t in outs]
         ref = op.outputs or op.inputs
         if ref:
@@ -305,7 +317,7 @@ class Walker:
         _block([value])
         op.end_ns = time.monotonic_ns()
         self.busy_ns.append(op.end_ns - op.start_ns)
-        t = self._row(value, op.id, None)
+        t = self._row(value, op.id)
         op.outputs.append(t)
         op.device = self.g.tensors[t].device
         return value, t

@@ -11,6 +11,30 @@ bool MatchSide::IsRootIn(int32_t v, int32_t begin) const {
   return true;
 }
 
+int MatchSide::CommonFrames(int32_t x, int32_t y) const {
+  auto stack_of = [&](int32_t v) -> const Stack* {
+    const int64_t id = run->ops[graph.node_op[v]].stack;
+    if (id < 0 || id >= static_cast<int64_t>(run->stacks.size()) || run->stacks[id].frames.empty()) return nullptr;
+    return &run->stacks[id];
+  };
+  const Stack* sx = stack_of(x);
+  const Stack* sy = stack_of(y);
+  if (!sx || !sy) return -1;
+  const auto& fx = sx->frames;
+  const auto& fy = sy->frames;
+  const int64_t n_frames = static_cast<int64_t>(run->frames.size());
+  int depth = 0;
+  for (size_t i = fx.size(), j = fy.size(); i > 0 && j > 0; --i, --j, ++depth) {
+    if (fx[i - 1] == fy[j - 1]) continue;
+    if (fx[i - 1] < 0 || fx[i - 1] >= n_frames || fy[j - 1] < 0 || fy[j - 1] >= n_frames) break;
+    const Frame& a = run->frames[fx[i - 1]];
+    const Frame& b = run->frames[fy[j - 1]];
+    const bool innermost = i == 1 || j == 1;
+    if (a.function != b.function || a.file != b.file || (!innermost && a.line != b.line)) break;
+  }
+  return depth;
+}
+
 namespace {
 
 // Picks main outputs and marks the core: dead ends in order of decreasing

@@ -32,6 +32,11 @@ struct MatchSide {
 
   int32_t size() const { return graph.num_nodes(); }
   bool IsRootIn(int32_t v, int32_t begin) const;  // no predecessor at or after `begin`
+  // How many call-stack frames two nodes share, counted from the outermost:
+  // frames match on function and file, and on line too unless one of them is
+  // the innermost frame (where the op itself was called). -1 when either
+  // node has no recorded stack.
+  int CommonFrames(int32_t x, int32_t y) const;
 };
 
 MatchSide AnalyzeSide(const Run& run);

@@ -27,6 +27,12 @@ uint64_t Mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// (crossing hash, class): salted, because a crossing hash of one live class
+// is that class's own hash.
+uint64_t CutKey(uint64_t crossing, int32_t cls) {
+  return Mix(Mix(crossing ^ 0xd6e8feb86659fd93ULL) ^ static_cast<uint64_t>(cls));
+}
+
 constexpr int kMaxPairsPerCut = 32;  // candidate partners per cut node, nearest in rank
 
 // Positions [begin, end] on each side; `end` is the piece's exit: a cut node
@@ -51,6 +57,7 @@ class Matcher {
   const std::vector<int32_t>& ClassesOf(const MatchSide& s) const { return &s == &a_ ? classes_.of_a : classes_.of_b; }
   std::vector<int32_t> TopSpine(const MatchSide& s) const;
   std::vector<int32_t> PieceSpine(const MatchSide& s, int32_t begin, int32_t end) const;
+  static int32_t PlaceCut(const MatchSide& s, const std::vector<int32_t>& run, int32_t consumer);
   std::vector<std::pair<int32_t, int32_t>> ChooseCuts(const std::vector<int32_t>& sa, const std::vector<int32_t>& sb);
   void Split(const std::vector<std::pair<int32_t, int32_t>>& cuts, int32_t begin_a, int32_t begin_b, int depth);
   void EmitLeaf(const Piece& p);
@@ -113,6 +120,22 @@ std::vector<int32_t> Matcher::PieceSpine(const MatchSide& s, int32_t begin, int3
   return spine;
 }
 
+// Where to cut a run of layout ops that follow the op computing a value
+// (run[0]): each op goes with the producer or with the consumer, whichever
+// call stack it shares more frames with, so Conv1D's view(size_out) stays
+// with its addmm and a cast at the top of a module goes with that module.
+// Without stacks, all stay with the producer.
+int32_t Matcher::PlaceCut(const MatchSide& s, const std::vector<int32_t>& run, int32_t consumer) {
+  int32_t cut = run.back();
+  if (consumer < 0 || run.size() == 1) return cut;
+  for (size_t i = run.size(); i-- > 1;) {
+    const int to_producer = s.CommonFrames(run[i], run[0]), to_consumer = s.CommonFrames(run[i], consumer);
+    if (to_producer >= to_consumer) break;
+    cut = run[i - 1];
+  }
+  return cut;
+}
+
 // Pairs spine nodes of the two sides that write values of one class and
 // whose cuts let the same classes cross; returns the longest monotone chain.
 std::vector<std::pair<int32_t, int32_t>> Matcher::ChooseCuts(const std::vector<int32_t>& sa,
@@ -122,38 +145,42 @@ std::vector<std::pair<int32_t, int32_t>> Matcher::ChooseCuts(const std::vector<i
     int32_t node;
     uint64_t hash;
     std::vector<int32_t> classes;
+    std::vector<int32_t> run;  // spine nodes passing the same value on, node among them
   };
   auto entries = [&](const MatchSide& s, const std::vector<int32_t>& spine, const std::vector<uint64_t>& hash) {
     const auto& cls = ClassesOf(s);
     std::vector<Entry> out;
     for (int32_t v : spine) {
-      Entry e{v, hash[v], {}};
+      Entry e{v, hash[v], {}, {v}};
       for (const int32_t* x = s.graph.writes.from(v); x != s.graph.writes.to(v); ++x)
         if (cls[*x] >= 0) e.classes.push_back(cls[*x]);
       if (e.classes.empty()) continue;
       std::sort(e.classes.begin(), e.classes.end());
       e.classes.erase(std::unique(e.classes.begin(), e.classes.end()), e.classes.end());
-      // A run of layout ops (view, permute, contiguous) passes one value on
-      // unchanged: cut only after the last of them, so they stay with the
-      // piece that computed the value.
+      // A run of layout ops (view, permute, contiguous, cast) passes one value
+      // on: it yields one cut candidate, placed below.
       if (!out.empty() && out.back().hash == e.hash &&
           std::find_first_of(out.back().classes.begin(), out.back().classes.end(), e.classes.begin(),
-                             e.classes.end()) != out.back().classes.end())
-        out.pop_back();
+                             e.classes.end()) != out.back().classes.end()) {
+        out.back().run.push_back(v);
+        continue;
+      }
       out.push_back(std::move(e));
     }
+    for (size_t k = 0; k < out.size(); ++k)
+      out[k].node = PlaceCut(s, out[k].run, k + 1 < out.size() ? out[k + 1].run.front() : -1);
     return out;
   };
   const std::vector<Entry> ea = entries(a_, sa, hash_a_), eb = entries(b_, sb, hash_b_);
   std::unordered_map<uint64_t, std::vector<int32_t>> by_key;
   for (int32_t j = 0; j < static_cast<int32_t>(eb.size()); ++j)
-    for (int32_t c : eb[j].classes) by_key[Mix(eb[j].hash ^ Mix(static_cast<uint64_t>(c)))].push_back(j);
+    for (int32_t c : eb[j].classes) by_key[CutKey(eb[j].hash, c)].push_back(j);
   std::vector<std::pair<int32_t, int32_t>> pairs, mine;
   const double scale = static_cast<double>(eb.size()) / std::max<size_t>(ea.size(), 1);
   for (int32_t i = 0; i < static_cast<int32_t>(ea.size()); ++i) {
     mine.clear();
     for (int32_t c : ea[i].classes) {
-      auto it = by_key.find(Mix(ea[i].hash ^ Mix(static_cast<uint64_t>(c))));
+      auto it = by_key.find(CutKey(ea[i].hash, c));
       if (it == by_key.end()) continue;
       for (int32_t j : it->second) mine.emplace_back(i, j);
     }

@@ -32,15 +32,25 @@ int64_t Dataflow::NewRow(const ValueKey& key, int64_t producer) {
   return tensors_.back().id;
 }
 
-int64_t Dataflow::Input(const ValueKey& key) {
-  auto it = latest_.find(key);
-  if (it != latest_.end()) return it->second;
-  if (StorageWritten(key.storage)) ++missed_inputs_;
-  return NewRow(key, kNone);
+Dataflow::InputRow Dataflow::Input(const ValueKey& key) {
+  InputRow in;
+  if (auto it = latest_.find(key); it != latest_.end()) {
+    in.row = it->second;
+    return in;
+  }
+  if (auto w = last_writer_.find(key.storage); w != last_writer_.end()) {
+    ++aliased_inputs_;
+    in.aliased_writer = w->second;
+    in.row = NewRow(key, w->second);
+    return in;
+  }
+  in.graph_input = true;
+  in.row = NewRow(key, kNone);
+  return in;
 }
 
-int64_t Dataflow::Output(const ValueKey& key, int64_t producer) {
-  written_storages_.insert(key.storage);
+int64_t Dataflow::Output(const ValueKey& key, int64_t producer, bool writes) {
+  if (writes) last_writer_[key.storage] = producer;
   return NewRow(key, producer);
 }
 

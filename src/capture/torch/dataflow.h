@@ -6,6 +6,12 @@
 // latest producer of that exact value; values never produced by a recorded op
 // (parameters, user inputs) become graph inputs on first sight.
 //
+// A value that matches nothing produced although a recorded op wrote its
+// storage (a view taken before an in-place write, a buffer an op allocated
+// without a recorded op and wrote through a view) is read from memory that
+// op wrote: it becomes an extra output of the storage's last writer, an
+// "aliased" input, counted separately from exact matches.
+//
 // Torch-free on purpose: the extension fills ValueKey from at::Tensor, and
 // the same logic serves any framework that exposes storage identity.
 #pragma once
@@ -13,7 +19,6 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "core/run.h"
@@ -41,24 +46,29 @@ struct ValueKeyHash {
 // "latest producer" refers to.
 class Dataflow {
  public:
+  struct InputRow {
+    int64_t row = kNone;
+    int64_t aliased_writer = kNone;  // set when the row is a new output of this op
+    bool graph_input = false;        // a new row no recorded op produced
+  };
   // The tensor row an op reads: the latest producer's output of this exact
-  // value, or a new graph-input row.
-  int64_t Input(const ValueKey& key);
-  // A new tensor row written by op `producer`; later readers of this value map
-  // to it. Every output is a new row, even when a nested op produced the same
-  // value just before (the outer op becomes the latest producer).
-  int64_t Output(const ValueKey& key, int64_t producer);
+  // value, else an aliased output of the storage's last writer, else a new
+  // graph-input row.
+  InputRow Input(const ValueKey& key);
+  // A new tensor row produced by op `producer`; later readers of this value
+  // map to it. Every output is a new row, even when a nested op produced the
+  // same value just before (the outer op becomes the latest producer).
+  // `writes`: the op wrote the storage (an allocation or an in-place write),
+  // as opposed to returning a view of an input.
+  int64_t Output(const ValueKey& key, int64_t producer, bool writes);
 
   // The row that currently stands for this value, or kNone.
   int64_t Latest(const ValueKey& key) const;
   int64_t Producer(int64_t tensor) const { return producer_[tensor]; }
-  // True when `storage` was written by a recorded op before: an input on it
-  // that matches no produced value is a missed edge, not a graph input.
-  bool StorageWritten(int64_t storage) const { return written_storages_.count(storage) != 0; }
 
   std::vector<Tensor>& tensors() { return tensors_; }
   const std::vector<Tensor>& tensors() const { return tensors_; }
-  int64_t missed_inputs() const { return missed_inputs_; }
+  int64_t aliased_inputs() const { return aliased_inputs_; }
 
  private:
   int64_t NewRow(const ValueKey& key, int64_t producer);
@@ -66,8 +76,8 @@ class Dataflow {
   std::vector<Tensor> tensors_;
   std::vector<int64_t> producer_;  // per tensor row: op id or kNone
   std::unordered_map<ValueKey, int64_t, ValueKeyHash> latest_;
-  std::unordered_set<int64_t> written_storages_;
-  int64_t missed_inputs_ = 0;
+  std::unordered_map<int64_t, int64_t> last_writer_;  // storage -> op
+  int64_t aliased_inputs_ = 0;
 };
 
 }  // namespace magneton::capture

@@ -1,10 +1,62 @@
 #include "capture/torch/kernel_link.h"
 
+#include <algorithm>
+
 #ifdef MAGNETON_HAVE_CUPTI_TRACER
 #include "capture/cupti/tracer.h"
 #endif
 
 namespace magneton::capture {
+
+Status LaunchIndex::Add(const Kernel& k) {
+  kernel_op_[k.id] = k.op;
+  kernel_corr_[k.id] = k.correlation;
+  return inner_->Add(k);
+}
+
+Status LaunchIndex::Add(const ApiCall& a) {
+  launches_.try_emplace(a.correlation, Launch{a.thread, a.start_ns});
+  return inner_->Add(a);
+}
+
+Status LaunchIndex::LinkKernel(int64_t kernel_id, int64_t op_id) {
+  kernel_op_[kernel_id] = op_id;
+  return inner_->LinkKernel(kernel_id, op_id);
+}
+
+Result<LaunchIndex::LinkCounts> LaunchIndex::LinkByTime(const std::vector<Op>& ops,
+                                                        const std::unordered_map<int64_t, int64_t>& thread_ids) {
+  // Ops per thread in start order (ids are in start order already).
+  std::unordered_map<int64_t, std::vector<int64_t>> by_thread;
+  for (const auto& op : ops) by_thread[op.thread].push_back(op.id);
+  LinkCounts counts;
+  for (auto& [kernel, op] : kernel_op_) {
+    ++counts.kernels;
+    if (op != kNone) {
+      ++counts.by_correlation;
+      continue;
+    }
+    auto launch = launches_.find(kernel_corr_[kernel]);
+    if (launch == launches_.end()) continue;
+    int64_t thread = launch->second.thread;
+    if (auto t = thread_ids.find(thread); t != thread_ids.end()) thread = t->second;
+    auto list = by_thread.find(thread);
+    if (list == by_thread.end()) continue;
+    const int64_t t0 = launch->second.start_ns;
+    // The last op started before the launch, then out through its parents
+    // until one still runs at the launch: the innermost enclosing op.
+    auto it = std::upper_bound(list->second.begin(), list->second.end(), t0,
+                               [&](int64_t t, int64_t id) { return t < ops[id].start_ns; });
+    if (it == list->second.begin()) continue;
+    int64_t cand = *(it - 1);
+    while (cand != kNone && ops[cand].end_ns < t0) cand = ops[cand].parent;
+    if (cand == kNone) continue;
+    MAGNETON_RETURN_IF_ERROR(inner_->LinkKernel(kernel, cand));
+    op = cand;
+    ++counts.by_time;
+  }
+  return counts;
+}
 
 #ifdef MAGNETON_HAVE_CUPTI_TRACER
 namespace {

@@ -1,23 +1,76 @@
 // Linking GPU kernels to the op that launched them. With the CUPTI tracer in
 // this process, each op's id is pushed as a CUPTI external correlation id
-// around the op, so its kernels carry it. Builds without the tracer (CPU-only)
-// get a KernelCorrelation that reports itself unavailable.
+// around the op, so its kernels carry it. Kernels that arrive without one
+// (launched outside any op's correlation scope, or external correlation
+// unsupported) are linked by time window: the innermost op on the launching
+// thread whose span contains the launch API call. Builds without the tracer
+// (CPU-only) get a KernelCorrelation that reports itself unavailable.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/run.h"
 #include "core/status.h"
-
-namespace magneton {
-class RunWriter;
-}
+#include "core/store.h"
 
 namespace magneton::capture {
+
+// A RunWriter that forwards every row to `inner` and remembers kernels, their
+// op links and the API calls that launched them, for the time-window pass.
+class LaunchIndex : public RunWriter {
+ public:
+  explicit LaunchIndex(RunWriter* inner) : inner_(inner) {}
+
+  Status SetInfo(const RunInfo& info) override { return inner_->SetInfo(info); }
+  Status Add(const Device& d) override { return inner_->Add(d); }
+  Status Add(const Op& op) override { return inner_->Add(op); }
+  Status Add(const Tensor& t) override { return inner_->Add(t); }
+  Status Add(const Kernel& k) override;
+  Status Add(const Transfer& t) override { return inner_->Add(t); }
+  Status Add(const ApiCall& a) override;
+  Status Add(const Range& r) override { return inner_->Add(r); }
+  Status Add(const Frame& f) override { return inner_->Add(f); }
+  Status Add(const Stack& s) override { return inner_->Add(s); }
+  Status Add(const ReplayMeasurement& m) override { return inner_->Add(m); }
+  Status Add(const Stat& s) override { return inner_->Add(s); }
+  Status AddSeries(const SensorSeries& s) override { return inner_->AddSeries(s); }
+  Status AddSample(int64_t series, int64_t t_ns, double value) override {
+    return inner_->AddSample(series, t_ns, value);
+  }
+  Status SetConfig(const std::string& key, const std::string& value) override {
+    return inner_->SetConfig(key, value);
+  }
+  Status LinkKernel(int64_t kernel_id, int64_t op_id) override;
+  Status LinkTransfer(int64_t transfer_id, int64_t op_id) override { return inner_->LinkTransfer(transfer_id, op_id); }
+  Status Flush() override { return inner_->Flush(); }
+  Status Close() override { return Status::Ok(); }  // the recorder closes the real writer
+
+  struct LinkCounts {
+    int64_t kernels = 0;
+    int64_t by_correlation = 0;  // external correlation id (op pushed around the launch)
+    int64_t by_time = 0;         // time window on the launching thread
+  };
+  // Links kernels that have no op yet; `ops` are the run's ops (ids dense),
+  // `thread_ids` maps CUPTI's thread ids (pthread ids) to the ids ops carry.
+  // Call after the tracer stopped.
+  Result<LinkCounts> LinkByTime(const std::vector<Op>& ops, const std::unordered_map<int64_t, int64_t>& thread_ids);
+
+ private:
+  struct Launch {
+    int64_t thread = 0;
+    int64_t start_ns = 0;
+  };
+  RunWriter* inner_;
+  std::map<int64_t, int64_t> kernel_op_;                 // kernel id -> op (kNone)
+  std::unordered_map<int64_t, int64_t> kernel_corr_;     // kernel id -> correlation
+  std::unordered_map<int64_t, Launch> launches_;         // correlation -> API call
+};
 
 class KernelCorrelation {
  public:

@@ -39,11 +39,14 @@ py::dict SummaryDict(const RecordSummary& s) {
   d["frames"] = s.frames;
   d["stacks"] = s.stacks;
   d["graph_inputs"] = s.graph_inputs;
-  d["missed_inputs"] = s.missed_inputs;
+  d["aliased_inputs"] = s.aliased_inputs;
   d["fingerprints"] = s.fingerprints;
   d["fingerprint_failures"] = s.fingerprint_failures;
   d["skipped_tensors"] = s.skipped_tensors;
   d["kernel_tracer"] = s.kernel_tracer;
+  d["kernels"] = s.kernels;
+  d["kernels_by_correlation"] = s.kernels_by_correlation;
+  d["kernels_by_time"] = s.kernels_by_time;
   d["energy_series"] = s.energy_series;
   return d;
 }

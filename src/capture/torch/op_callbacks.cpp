@@ -2,6 +2,7 @@
 // node, tensors in at start, tensors out (and inputs written in place) at end.
 #include <ATen/core/function_schema.h>
 #include <ATen/core/ivalue.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -28,6 +29,13 @@ struct ThreadOps {
   uint64_t generation = 0;
   std::vector<OpenOp> open;
 };
+// Called once per thread and recording: how CUPTI will name this thread.
+void RegisterThread(RecorderState& st, int64_t tid) {
+  const auto self = static_cast<uint64_t>(pthread_self());
+  std::lock_guard<std::mutex> lock(st.mu);
+  st.thread_ids[static_cast<int64_t>(self)] = tid;
+  st.thread_ids[static_cast<int64_t>(self & 0xffffffffULL)] = tid;
+}
 thread_local ThreadOps tl_ops;
 
 int64_t ThreadId() {
@@ -40,6 +48,7 @@ struct InputRef {
   bool versioned = false;  // inference tensors have no version counter
   uint32_t version = 0;
   size_t arg = 0;          // argument position in the schema
+  int64_t storage = kNone; // storage id, once keyed
 };
 
 struct OpContext : at::ObserverContext {
@@ -160,6 +169,7 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
   if (tl_ops.generation != st->generation) {
     tl_ops.open.clear();
     tl_ops.generation = st->generation;
+    RegisterThread(*st, ThreadId());
   }
   const OpenOp* parent = tl_ops.open.empty() ? nullptr : &tl_ops.open.back();
   // Nested ops share their top-level op's call site; only top-level ops walk Python.
@@ -198,23 +208,27 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
     if (backward_node) {
       auto it = st->forward_by_seq.find({fn.forwardThreadId(), fn.seqNr()});
       if (it != st->forward_by_seq.end()) op.forward_op = it->second;
+      // The engine wraps each node in "autograd::engine::evaluate_function: X".
+      if (parent && st->ops[parent->op].forward_op == kNone) st->ops[parent->op].forward_op = op.forward_op;
     } else if (in_backward) {
       op.forward_op = parent->forward_op;
     } else if (fn.seqNr() >= 0) {
       // The autograd node takes the sequence number of the last op that saw it.
       st->forward_by_seq[{fn.threadId(), fn.seqNr()}] = op.id;
     }
-    for (const auto& in : ctx->inputs) {
+    for (auto& in : ctx->inputs) {
       ValueKey key;
       if (!MakeKey(in.tensor, *st, &key)) {
         ++st->summary.skipped_tensors;
         continue;
       }
-      const size_t before = st->dataflow.tensors().size();
-      const int64_t row = st->dataflow.Input(key);
-      op.inputs.push_back(row);
+      in.storage = key.storage;
+      const Dataflow::InputRow row = st->dataflow.Input(key);
+      op.inputs.push_back(row.row);
+      if (row.aliased_writer != kNone) st->ops[row.aliased_writer].outputs.push_back(row.row);
       if (op.device == kHostDevice) op.device = key.device;
-      if (st->options.fingerprints && st->dataflow.tensors().size() > before) fresh.emplace_back(row, in.tensor);
+      if (st->options.fingerprints && (row.graph_input || row.aliased_writer != kNone))
+        fresh.emplace_back(row.row, in.tensor);
     }
     ctx->id = op.id;
     forward_op = op.forward_op;
@@ -245,16 +259,27 @@ void OnOpEnd(const at::RecordFunction& fn, at::ObserverContext* base) {
 
   std::vector<at::Tensor> outs;
   for (const auto& v : fn.outputs()) ForEachTensor(v, [&](const at::Tensor& t) { outs.push_back(t); });
-  // Inputs the op wrote without returning them (out= arguments, foreach ops).
+  // An output writes its storage unless it is a view of an input (same
+  // storage, nothing written). Written inputs: the version counter moved, or
+  // (inference tensors) the schema marks the argument as written.
+  std::vector<char> writes(outs.size(), 1);
+  std::vector<int64_t> viewed, written_storages;  // storages of inputs the op left alone / wrote
   for (const auto& in : ctx->inputs) {
     uint32_t now = 0;
     const bool written = in.versioned ? (Version(in.tensor, &now) && now != in.version)
                                       : (ctx->schema && in.arg < ctx->schema->writes.size() &&
                                          ctx->schema->writes[in.arg]);
-    if (!written) continue;
+    if (!written) {
+      viewed.push_back(in.storage);
+      continue;
+    }
+    written_storages.push_back(in.storage);
     bool returned = false;
     for (const auto& o : outs) returned |= o.unsafeGetTensorImpl() == in.tensor.unsafeGetTensorImpl();
-    if (!returned) outs.push_back(in.tensor);
+    if (!returned) {  // out= arguments, foreach ops
+      outs.push_back(in.tensor);
+      writes.push_back(1);
+    }
   }
 
   std::vector<ValueKey> keys(outs.size());
@@ -269,6 +294,12 @@ void OnOpEnd(const at::RecordFunction& fn, at::ObserverContext* base) {
         ++st.summary.skipped_tensors;
         continue;
       }
+      // Same storage as an input the op left alone: a view (x.view(...)),
+      // unless the op also wrote that storage (x.add_(1) returns x).
+      auto in_list = [&](const std::vector<int64_t>& v) {
+        return std::find(v.begin(), v.end(), keys[i].storage) != v.end();
+      };
+      if (in_list(viewed) && !in_list(written_storages)) writes[i] = 0;
       if (!st.options.fingerprints) continue;
       // A value a nested op of this one just produced has the same fingerprint.
       const int64_t latest = st.dataflow.Latest(keys[i]);
@@ -290,7 +321,7 @@ void OnOpEnd(const at::RecordFunction& fn, at::ObserverContext* base) {
   op.end_ns = end;
   for (size_t i = 0; i < outs.size(); ++i) {
     if (!usable[i]) continue;
-    const int64_t row = st.dataflow.Output(keys[i], ctx->id);
+    const int64_t row = st.dataflow.Output(keys[i], ctx->id, writes[i] != 0);
     if (fps[i]) {
       st.dataflow.tensors()[row].fingerprint = std::move(fps[i]);
       ++st.summary.fingerprints;

@@ -70,7 +70,8 @@ Result<std::unique_ptr<Recorder>> Recorder::Start(const RecorderOptions& options
   bool has_gpu = false;
   for (const auto& d : options.devices) has_gpu |= d.kind == "gpu";
   if (options.kernels && has_gpu) {
-    auto kernels = KernelCorrelation::Start(st->writer.get(), &st->devices, &st->writer_mu);
+    st->launches = std::make_unique<LaunchIndex>(st->writer.get());
+    auto kernels = KernelCorrelation::Start(st->launches.get(), &st->devices, &st->writer_mu);
     if (kernels.ok()) {
       st->kernels = std::move(kernels.value());
       st->summary.kernel_tracer = true;
@@ -103,7 +104,18 @@ Result<RecordSummary> Recorder::Stop() {
   const int64_t end = MonotonicNs();
   RunWriter& w = *st.writer;
   Status first;
-  if (st.kernels) Keep(st.kernels->Stop(), &first);  // kernels reach the writer now
+  if (st.kernels) {
+    Keep(st.kernels->Stop(), &first);  // kernels reach the writer now
+    std::lock_guard<std::mutex> lock(st.mu);
+    auto linked = st.launches->LinkByTime(st.ops, st.thread_ids);
+    if (linked.ok()) {
+      st.summary.kernels = linked->kernels;
+      st.summary.kernels_by_correlation = linked->by_correlation;
+      st.summary.kernels_by_time = linked->by_time;
+    } else {
+      Keep(linked.status(), &first);
+    }
+  }
 
   std::lock_guard<std::mutex> lock(st.mu);
   for (auto& op : st.ops)
@@ -119,13 +131,13 @@ Result<RecordSummary> Recorder::Stop() {
   sum.tensors = static_cast<int64_t>(st.dataflow.tensors().size());
   sum.frames = static_cast<int64_t>(st.stacks.frames().size());
   sum.stacks = static_cast<int64_t>(st.stacks.stacks().size());
-  sum.missed_inputs = st.dataflow.missed_inputs();
+  sum.aliased_inputs = st.dataflow.aliased_inputs();
   sum.graph_inputs = 0;
   for (int64_t t = 0; t < sum.tensors; ++t) sum.graph_inputs += st.dataflow.Producer(t) == kNone;
   sum.energy_series = st.energy->series_count();
-  if (sum.missed_inputs)
-    st.stats.push_back(Stat{"dataflow_missed_inputs", "info", sum.missed_inputs,
-                            "op inputs on storage written by a recorded op that matched no produced value"});
+  if (sum.aliased_inputs)
+    st.stats.push_back(Stat{"dataflow_aliased_inputs", "info", sum.aliased_inputs,
+                            "op inputs that matched no produced value, linked to their storage's last writer"});
   if (sum.fingerprint_failures)
     st.stats.push_back(Stat{"fingerprint_failures", "info", sum.fingerprint_failures,
                             "tensors whose fingerprint could not be computed (complex, sparse, ...)"});

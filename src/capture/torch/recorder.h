@@ -39,10 +39,13 @@ struct RecorderOptions {
 struct RecordSummary {
   int64_t ops = 0, tensors = 0, frames = 0, stacks = 0;
   int64_t graph_inputs = 0;          // tensors read before any recorded op wrote them
-  int64_t missed_inputs = 0;         // inputs on a written storage that matched no produced value
+  int64_t aliased_inputs = 0;        // inputs matching no produced value, linked to their storage's last writer
   int64_t fingerprints = 0, fingerprint_failures = 0;
   int64_t skipped_tensors = 0;       // tensors with no usable layout (nested, symbolic)
   bool kernel_tracer = false;        // CUPTI external correlation was active
+  int64_t kernels = 0;
+  int64_t kernels_by_correlation = 0;  // linked through the op id pushed around the launch
+  int64_t kernels_by_time = 0;         // linked by time window on the launching thread
   int64_t energy_series = 0;
 };
 

@@ -34,6 +34,7 @@ class RecorderState {
   RecorderOptions options;
   uint64_t generation = 0;
   std::unique_ptr<RunWriter> writer;
+  std::unique_ptr<LaunchIndex> launches;  // the tracer writes through it
   std::unique_ptr<KernelCorrelation> kernels;
   std::unique_ptr<EnergyCapture> energy;
   std::atomic<bool> active{false};
@@ -63,6 +64,8 @@ class RecorderState {
   std::map<std::string, std::string> info_extra;
   std::vector<Stat> stats;
   RecordSummary summary;
+  // CUPTI names threads by pthread id; ops carry the kernel's thread id.
+  std::unordered_map<int64_t, int64_t> thread_ids;
 
   // Under mu. Devices known at start are mapped by AddKnownDevices; any other
   // accelerator is added (and written) on first sight.

@@ -132,19 +132,19 @@ def pair(name, size="small", seed=3):
     """(torch_fn, torch_args, jax_fn, jax_args) for one model; `jax_fn` is jitted,
     as JAX models run in practice."""
     g = torch.Generator().manual_seed(seed)
-    big = size == "large"
+    big = size == "large"  # GPU sizes: each forward pass takes milliseconds on an H200
     if name == "mlp":
-        tp = mlp_torch_params(*(1024, 4096, 1024, 4) if big else ())
-        x = torch.randn(256 if big else 8, tp[0][0].shape[1], generator=g)
+        tp = mlp_torch_params(*(4096, 16384, 4096, 4) if big else ())
+        x = torch.randn(4096 if big else 8, tp[0][0].shape[1], generator=g)
         return mlp_torch, (tp, x), jax.jit(mlp_jax), (mlp_jax_params(tp), jnp.asarray(_np(x)))
     if name == "conv":
-        tp = conv_torch_params(*((3, 64, 128), 100) if big else ())
-        x = torch.randn(32 if big else 2, 3, 64 if big else 16, 64 if big else 16, generator=g)
+        tp = conv_torch_params(*((3, 128, 256), 100) if big else ())
+        x = torch.randn(64 if big else 2, 3, 128 if big else 16, 128 if big else 16, generator=g)
         return conv_torch, (tp, x), jax.jit(conv_jax), (conv_jax_params(tp), nchw_to_nhwc(x))
     if name == "attention":
         d = 1024 if big else 64
         tp = attention_torch_params(d)
-        x = torch.randn(8 if big else 2, 512 if big else 16, d, generator=g)
+        x = torch.randn(8 if big else 2, 2048 if big else 16, d, generator=g)
         heads = 16 if big else 4
         return (partial(attention_torch, heads=heads), (tp, x),
                 jax.jit(partial(attention_jax, heads=heads)), (attention_jax_params(tp), jnp.asarray(_np(x))))

@@ -1,0 +1,63 @@
+"""What the demo workloads share: the command line, the device choice, and the
+two recording passes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+
+def parse_args(doc: str, variants: tuple[str, ...]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=doc.strip().splitlines()[0])
+    p.add_argument("--variant", choices=variants, required=True)
+    p.add_argument("--out", required=True, help="run file of the recording pass (fingerprints)")
+    p.add_argument("--measured", required=True, help="run file of the measured pass")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    p.add_argument("--iterations", type=int, default=0,
+                   help="iterations in the measured pass (default: 20 on a GPU, 5 on the CPU)")
+    p.add_argument("--size", choices=("auto", "tiny", "small", "full"), default="auto",
+                   help="model size: full on a GPU, small on the CPU, tiny for test fixtures")
+    p.add_argument("--seed", type=int, default=0)
+    return p.parse_args()
+
+
+def pick_device(torch, wanted: str) -> str:
+    if wanted == "cuda" and not torch.cuda.is_available():
+        sys.exit("magneton demo: --device cuda, but torch sees no CUDA device")
+    if wanted == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return wanted
+
+
+def say(msg: str) -> None:
+    print(f"  {msg}", flush=True)
+
+
+def record_passes(args, step, device: str, what: str) -> None:
+    """Warms up, then records one iteration with fingerprints (args.out) and
+    `iterations` iterations without them, with every energy sensor there is
+    (args.measured)."""
+    import torch
+
+    import magneton
+
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    iterations = args.iterations or (20 if device == "cuda" else 5)
+    with torch.no_grad():
+        for _ in range(3):  # warm-up: allocator, cuBLAS handles, autotuning
+            step()
+        sync()
+        t0 = time.perf_counter()
+        with magneton.record(args.out, fingerprints=True, overwrite=True):
+            step()
+        say(f"{what}: recording pass (fingerprints) {time.perf_counter() - t0:.1f} s -> {args.out}")
+        t0 = time.perf_counter()
+        rec = magneton.record(args.measured, energy="auto", overwrite=True)
+        with rec:
+            for _ in range(iterations):
+                step()
+        series = (rec.summary or {}).get("energy_series", 0)
+        say(f"{what}: measured pass, {iterations} iterations {time.perf_counter() - t0:.1f} s, "
+            f"{series} sensor series -> {args.measured}")
+

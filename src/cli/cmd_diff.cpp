@@ -1,0 +1,180 @@
+// `magneton diff A.mgt B.mgt`: where one run spends more energy than the other
+// for the same values, and why (docs/diff.md). Exit 1 when there is waste,
+// 0 when there is none, 2 on bad input.
+#include "cli/cmd_diff.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/core.h>
+
+#include "analysis/diff/rules.h"
+#include "cli/commands.h"
+#include "core/store.h"
+#include "report/html.h"
+#include "report/json.h"
+#include "report/table.h"
+
+namespace magneton::cli {
+
+namespace fs = std::filesystem;
+
+std::string ExecutableDir() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : exe.parent_path().string();
+}
+
+void AddDiffOptions(CLI::App* cmd, DiffArgs& args) {
+  cmd->add_option("--measured-a", args.measured_a,
+                  "Measured pass of run a (same program, fingerprints off): costs come from it");
+  cmd->add_option("--measured-b", args.measured_b, "Measured pass of run b");
+  cmd->add_option("--tolerance", args.tolerance, "Relative fingerprint tolerance for matching")
+      ->check(CLI::Range(1e-6, 0.5))
+      ->capture_default_str();
+  cmd->add_option("--iterations", args.iterations,
+                  "Iterations the recording covers (default: from the run, else 1)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--rules", args.rules_dir, "Directory of rules/*.json (default: the installed rules)");
+  cmd->add_flag("--json", args.json, "Print JSON (docs/json-schema.md) instead of the table");
+  cmd->add_option("--html", args.html, "Also write a self-contained HTML report to this file");
+  cmd->add_option("--color", args.color, "Colors in the table: auto (on a terminal), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
+  cmd->add_flag("--all", args.all, "List the noise groups too");
+}
+
+Result<double> ParsePercent(const std::string& text, const std::string& option) {
+  std::string t = text;
+  if (!t.empty() && t.back() == '%') t.pop_back();
+  char* end = nullptr;
+  double v = std::strtod(t.c_str(), &end);
+  if (t.empty() || !end || *end != '\0' || !std::isfinite(v) || v <= 0 || v > 1000)
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("{} {}: expected a percentage such as 10% (0 < value <= 1000)", option, text));
+  return v / 100;
+}
+
+std::string FindRulesDir(const std::string& explicit_dir) {
+  if (!explicit_dir.empty()) return explicit_dir;
+  if (const char* env = std::getenv("MAGNETON_RULES"); env && *env) return env;
+  std::string exe = ExecutableDir();
+  std::error_code ec;
+  for (const char* rel : {"../rules", "../share/magneton/rules", "rules"}) {
+    fs::path p = fs::path(exe) / rel;
+    if (!exe.empty() && fs::is_directory(p, ec)) return fs::canonical(p, ec).string();
+  }
+  return "";
+}
+
+bool UseColor(const std::string& mode) {
+  if (mode == "always") return true;
+  if (mode == "never") return false;
+  const char* no_color = std::getenv("NO_COLOR");
+  return isatty(STDOUT_FILENO) && !(no_color && *no_color);
+}
+
+Result<std::unique_ptr<DiffSession>> RunDiff(const DiffArgs& args, double threshold) {
+  auto s = std::make_unique<DiffSession>();
+  auto load = [](const std::string& path, Run* into) -> Status {
+    auto r = LoadRun(path);
+    if (!r.ok()) return r.error();
+    *into = std::move(*r);
+    return Status::Ok();
+  };
+  MAGNETON_RETURN_IF_ERROR(load(args.a, &s->a));
+  MAGNETON_RETURN_IF_ERROR(load(args.b, &s->b));
+  for (auto [path, slot] : {std::pair{&args.measured_a, &s->measured_a}, std::pair{&args.measured_b, &s->measured_b}}) {
+    if (path->empty()) continue;
+    slot->emplace();
+    MAGNETON_RETURN_IF_ERROR(load(*path, &**slot));
+  }
+
+  analysis::DiffOptions o;
+  o.threshold = threshold;
+  o.match_tolerance = args.tolerance;
+  o.iterations = args.iterations;
+  std::string rules_dir = FindRulesDir(args.rules_dir);
+  std::string rules_note;
+  if (rules_dir.empty()) {
+    rules_note = "no rules directory found (--rules or MAGNETON_RULES): findings carry no recommendations";
+  } else {
+    auto rules = analysis::LoadRulesDir(rules_dir);
+    if (!rules.ok()) return rules.error();
+    o.rules = std::move(*rules);
+  }
+  auto report = analysis::DiffRuns(s->a, s->b, s->measured_a ? &*s->measured_a : nullptr,
+                                   s->measured_b ? &*s->measured_b : nullptr, o);
+  if (!report.ok()) {
+    const std::string& which = report.error().message.find("run a") != std::string::npos ? args.measured_a
+                                                                                            : args.measured_b;
+    return MakeError(report.error().code, fmt::format("{}: {}", which, report.error().message));
+  }
+  s->report = std::move(*report);
+  if (!rules_note.empty()) s->report.notes.push_back(rules_note);
+  return s;
+}
+
+Status WriteHtml(const DiffSession& s, const DiffArgs& args) {
+  std::ofstream out(args.html, std::ios::binary | std::ios::trunc);
+  if (!out) return MakeError(ErrorCode::kIo, fmt::format("{}: cannot write the HTML report", args.html));
+  out << report::RenderHtml(s.report, s.a, s.b, {args.a, args.b});
+  out.close();
+  if (!out) return MakeError(ErrorCode::kIo, fmt::format("{}: writing the HTML report failed", args.html));
+  fmt::print(stderr, "magneton: wrote {}\n", args.html);
+  return Status::Ok();
+}
+
+namespace {
+
+struct DiffCommand {
+  DiffArgs args;
+  std::string threshold = "10%";
+};
+
+int Diff(const DiffCommand& cmd) {
+  auto threshold = ParsePercent(cmd.threshold, "--threshold");
+  if (!threshold.ok()) return Fail(threshold.error());
+  if (*threshold < analysis::kMinThreshold - 1e-12)
+    return Fail(MakeError(ErrorCode::kInvalidArgument,
+                          fmt::format("--threshold {}: below 5% the measurement noise decides, not the code",
+                                      cmd.threshold)));
+  auto session = RunDiff(cmd.args, *threshold);
+  if (!session.ok()) return Fail(session.error());
+  const DiffSession& s = **session;
+  if (cmd.args.json) {
+    fmt::print("{}\n", report::DiffToJson(s.report, {cmd.args.a, cmd.args.b}).dump(2));
+  } else {
+    report::TableOptions t;
+    t.color = UseColor(cmd.args.color);
+    t.show_noise = cmd.args.all;
+    t.path_a = cmd.args.a;
+    t.path_b = cmd.args.b;
+    fmt::print("{}", report::RenderDiffTable(s.report, t));
+  }
+  if (!cmd.args.html.empty())
+    if (auto st = WriteHtml(s, cmd.args); !st.ok()) return Fail(st.error());
+  return s.report.waste_count() > 0 ? kExitFinding : kExitOk;
+}
+
+}  // namespace
+
+void RegisterDiff(CLI::App& app, Action& run) {
+  auto cmd = std::make_shared<DiffCommand>();
+  auto* sub = app.add_subcommand(
+      "diff", "Find where one run spends more energy than the other for the same values, and why.\n"
+              "Exit status: 0 no waste, 1 waste found, 2 bad input.");
+  sub->add_option("A", cmd->args.a, "First run (.mgt)")->required();
+  sub->add_option("B", cmd->args.b, "Second run (.mgt)")->required();
+  sub->add_option("--threshold", cmd->threshold,
+                  "Waste when one side spends at least this much more energy (>= 5%)")
+      ->capture_default_str();
+  AddDiffOptions(sub, cmd->args);
+  sub->callback([cmd, &run] { run = [cmd] { return Diff(*cmd); }; });
+}
+
+}  // namespace magneton::cli

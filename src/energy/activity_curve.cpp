@@ -1,0 +1,99 @@
+#include "energy/activity_curve.h"
+
+#include <algorithm>
+
+namespace magneton::energy {
+
+namespace {
+
+// Busy nanoseconds before `t`, by prefix sums over the disjoint intervals.
+class BusyClock {
+ public:
+  explicit BusyClock(const BusyIntervals& busy) : busy_(busy), before_(busy.size() + 1, 0) {
+    for (size_t i = 0; i < busy.size(); ++i) before_[i + 1] = before_[i] + (busy[i].second - busy[i].first);
+  }
+  int64_t Before(int64_t t) const {
+    auto it = std::upper_bound(busy_.begin(), busy_.end(), t,
+                               [](int64_t x, const std::pair<int64_t, int64_t>& iv) { return x < iv.first; });
+    size_t i = static_cast<size_t>(it - busy_.begin());  // intervals [0, i) start at or before t
+    if (i == 0) return 0;
+    const auto& last = busy_[i - 1];
+    return before_[i - 1] + (std::min(t, last.second) - last.first);
+  }
+
+ private:
+  const BusyIntervals& busy_;
+  std::vector<int64_t> before_;
+};
+
+}  // namespace
+
+BusyIntervals UnionOf(std::vector<std::pair<int64_t, int64_t>> intervals) {
+  std::sort(intervals.begin(), intervals.end());
+  BusyIntervals out;
+  for (const auto& iv : intervals) {
+    if (iv.second <= iv.first) continue;
+    if (!out.empty() && iv.first <= out.back().second)
+      out.back().second = std::max(out.back().second, iv.second);
+    else
+      out.push_back(iv);
+  }
+  return out;
+}
+
+std::optional<ActivityModel> FitActivityModel(const CounterAnchors& anchors, const BusyIntervals& busy) {
+  if (anchors.t_ns.size() < 4) return std::nullopt;
+  BusyClock clock(busy);
+  double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (size_t i = 0; i + 1 < anchors.t_ns.size(); ++i) {
+    int64_t a = anchors.t_ns[i], b = anchors.t_ns[i + 1];
+    if (b <= a) continue;
+    double w = double(b - a) * 1e-9;
+    double x = double(clock.Before(b) - clock.Before(a)) * 1e-9 / w;
+    double y = (anchors.joules[i + 1] - anchors.joules[i]) / w;
+    sw += w;
+    sx += w * x;
+    sy += w * y;
+    sxx += w * x * x;
+    sxy += w * x * y;
+  }
+  if (sw <= 0) return std::nullopt;
+  double mx = sx / sw, my = sy / sw;
+  double var = sxx / sw - mx * mx;
+  if (var < 0.05 * 0.05) return std::nullopt;  // busy fraction nearly constant: nothing to fit
+  double slope = (sxy / sw - mx * my) / var;
+  ActivityModel m{std::max(0.0, my - slope * mx), 0};
+  m.busy_w = m.idle_w + slope;
+  if (slope <= 0) return std::nullopt;
+  return m;
+}
+
+EnergyCurve ActivityCurve(const CounterAnchors& anchors, const BusyIntervals& busy, const ActivityModel& model,
+                          int64_t from_ns, int64_t to_ns) {
+  EnergyCurve curve;
+  curve.method = "energy.total+activity";
+  curve.source = anchors.source;
+  curve.data_from_ns = anchors.t_ns.front();
+  curve.data_to_ns = anchors.t_ns.back();
+  std::vector<int64_t> knots = anchors.t_ns;
+  for (const auto& [a, b] : busy) {
+    if (b < from_ns || a > to_ns) continue;
+    knots.push_back(a);
+    knots.push_back(b);
+  }
+  knots.push_back(from_ns);
+  knots.push_back(to_ns);
+  std::sort(knots.begin(), knots.end());
+  knots.erase(std::unique(knots.begin(), knots.end()), knots.end());
+  curve.knot_t = std::move(knots);
+  BusyClock clock(busy);
+  const int64_t origin = curve.knot_t.front();
+  auto modelled = [&](int64_t t) {  // joules the model spends from `origin` to t
+    double busy_s = double(clock.Before(t) - clock.Before(origin)) * 1e-9;
+    return model.idle_w * double(t - origin) * 1e-9 + (model.busy_w - model.idle_w) * busy_s;
+  };
+  SpreadBetweenAnchors(anchors, modelled, &curve);
+  return curve;
+}
+
+}  // namespace magneton::energy

@@ -1,0 +1,95 @@
+// libmagneton_cupti.so as the CUDA driver sees it: it loads, exports its C
+// entry points, hands NVTX to CUPTI, and where CUPTI cannot trace it still
+// writes a run that says why, leaving the host process alone.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "capture/cupti/record_env.h"
+#include "records.h"
+
+namespace magneton::testing {
+namespace {
+
+const char* kLib = MAGNETON_CUPTI_LIB;
+
+TEST(InjectionLibrary, LoadsAndExportsItsEntryPoints) {
+  void* h = dlopen(kLib, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(h, nullptr) << dlerror();
+  for (const char* sym : {"InitializeInjection", "magneton_start", "magneton_stop", "magneton_recording"})
+    EXPECT_NE(dlsym(h, sym), nullptr) << sym;
+  // NVTX_INJECTION64_PATH points here; NVTX finds CUPTI's entry through our dependency.
+  EXPECT_NE(dlsym(h, "InitializeInjectionNvtx2"), nullptr);
+  // Nothing else leaks out to clash with the host's own copies.
+  EXPECT_EQ(dlsym(h, "sqlite3_open"), dlsym(RTLD_DEFAULT, "sqlite3_open"));
+  auto recording = reinterpret_cast<int (*)()>(dlsym(h, "magneton_recording"));
+  EXPECT_EQ(recording(), 0);  // CUDA never initialized here
+  dlclose(h);
+}
+
+// Runs InitializeInjection in a child the way cuInit would, then exits it normally.
+struct ChildRun {
+  int exit_code = -1;
+  std::string err;
+};
+
+ChildRun InjectInChild(const TempDir& dir, const std::string& base) {
+  std::string err_path = dir / "child.err";
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 2);
+    setenv(capture::env::kOutput, base.c_str(), 1);
+    setenv(capture::env::kEnergy, "0", 1);
+    void* h = dlopen(kLib, RTLD_NOW | RTLD_LOCAL);
+    if (!h) _exit(90);
+    auto init = reinterpret_cast<int (*)()>(dlsym(h, "InitializeInjection"));
+    auto start = reinterpret_cast<void (*)()>(dlsym(h, "magneton_start"));
+    if (init() != 1) _exit(91);
+    start();
+    std::exit(7);  // a normal exit runs the atexit handler that closes the run
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ChildRun r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.err = ReadBytes(err_path);
+  return r;
+}
+
+TEST(InjectionLibrary, WithoutAGpuItWritesARunThatSaysWhy) {
+  if (std::filesystem::exists("/dev/nvidiactl")) GTEST_SKIP() << "this machine has an NVIDIA driver";
+  TempDir dir;
+  ChildRun child = InjectInChild(dir, dir / "inj");
+  EXPECT_EQ(child.exit_code, 7);  // the host's own exit code
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+    if (e.path().extension() == ".mgt") files.push_back(e.path().string());
+  ASSERT_EQ(files.size(), 1u) << child.err;
+  EXPECT_NE(files[0].find("inj."), std::string::npos);
+  auto run = LoadRun(files[0]);
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  EXPECT_GT(run->info.end_ns, run->info.start_ns);  // closed at exit
+  EXPECT_EQ(run->info.extra.at("capture"), "cupti-injection");
+  const Stat* why = FindStat(*run, "cupti_unavailable");
+  ASSERT_NE(why, nullptr);
+  EXPECT_EQ(why->severity, "error");
+  // Exactly one line on stderr, naming the process.
+  EXPECT_EQ(std::count(child.err.begin(), child.err.end(), '\n'), 1) << child.err;
+  EXPECT_NE(child.err.find("kernel tracing unavailable"), std::string::npos) << child.err;
+}
+
+TEST(InjectionLibrary, UnwritableOutputLeavesTheHostRunning) {
+  TempDir dir;
+  ChildRun child = InjectInChild(dir, "/nonexistent/dir/run");
+  EXPECT_EQ(child.exit_code, 7);
+  EXPECT_NE(child.err.find("not recording process"), std::string::npos) << child.err;
+}
+
+}  // namespace
+}  // namespace magneton::testing

@@ -1,0 +1,70 @@
+// `magneton record` on a machine with no GPU: the command runs as if Magneton
+// were not there, and Magneton says why nothing was recorded.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "shell.h"
+
+namespace magneton::testing {
+namespace {
+
+const std::string kMagneton = MAGNETON_BINARY;
+
+TEST(RecordCommand, PassesTheExitCodeThrough) {
+  TempDir dir;
+  EXPECT_EQ(Shell(dir, kMagneton + " record -o " + dir / "r" + " -- true").exit_code, 0);
+  EXPECT_EQ(Shell(dir, kMagneton + " record -o " + dir / "r" + " -- sh -c 'exit 3'").exit_code, 3);
+  // Killed by a signal: 128 + the signal, like a shell.
+  EXPECT_EQ(Shell(dir, kMagneton + " record -o " + dir / "r" + " -- sh -c 'kill -TERM $$'").exit_code, 128 + 15);
+}
+
+TEST(RecordCommand, LeavesTheProgramsOutputAlone) {
+  TempDir dir;
+  auto r = Shell(dir, kMagneton + " record -o " + dir / "r" + " -- sh -c 'echo out; echo err >&2'");
+  EXPECT_EQ(r.out, "out\n");
+  EXPECT_EQ(r.err.rfind("err\n", 0), 0u) << r.err;  // the program's stderr first, Magneton's lines after
+}
+
+TEST(RecordCommand, SaysWhyNoKernelsWereRecorded) {
+  if (std::filesystem::exists("/dev/nvidiactl")) GTEST_SKIP() << "this machine has an NVIDIA driver";
+  TempDir dir;
+  auto r = Shell(dir, kMagneton + " record -o " + dir / "r" + " -- true");
+  EXPECT_NE(r.err.find("no kernels recorded"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no NVIDIA driver"), std::string::npos) << r.err;
+}
+
+TEST(RecordCommand, BadUsageIsExitTwoWithOneLine) {
+  TempDir dir;
+  for (const std::string args : {"record true", "record --delay -1 -- true", "record --duration 0 -- true",
+                                 "record -o /nonexistent/dir/r -- true", "record --only-ranges '' -- true"}) {
+    auto r = Shell(dir, kMagneton + " " + args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_EQ(r.err.rfind("magneton: ", 0), 0u) << args << ": " << r.err;
+  }
+}
+
+TEST(RecordCommand, CommandThatCannotRun) {
+  TempDir dir;
+  auto r = Shell(dir, kMagneton + " record -o " + dir / "r" + " -- /nonexistent/program");
+  EXPECT_EQ(r.exit_code, 127);
+  EXPECT_NE(r.err.find("/nonexistent/program"), std::string::npos);
+}
+
+TEST(RecordCommand, RefusesToStackOnAnotherInjectedTool) {
+  TempDir dir;
+  auto r = Shell(dir, "CUDA_INJECTION64_PATH=/opt/other.so " + kMagneton + " record -- true");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("CUDA_INJECTION64_PATH"), std::string::npos);
+}
+
+TEST(RecordCommand, MissingInjectionLibraryIsExplained) {
+  TempDir dir;
+  auto r = Shell(dir, "MAGNETON_CUPTI_LIB=" + dir / "missing.so" + " " + kMagneton + " record -o " + dir / "r" +
+                          " -- sh -c 'exit 4'");
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_NE(r.err.find("missing.so cannot be loaded"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace magneton::testing

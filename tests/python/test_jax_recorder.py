@@ -1,0 +1,286 @@
+"""The JAX recorder on the CPU: ops and dataflow from the jaxpr walk, fingerprints
+by the torch extension's C++ code, jit functions, loops, the run file.
+
+Run: PYTHONPATH=python pytest tests/python/test_jax_recorder.py
+Tests that write or fingerprint need magneton._torch (ninja magneton_torch)."""
+
+import os
+import sys
+from functools import partial
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+torch = pytest.importorskip("torch")
+import jax.numpy as jnp  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "data", "jax"))
+import models  # noqa: E402
+
+from magneton.jax import kernels, native  # noqa: E402
+from magneton.jax.graph import NONE  # noqa: E402
+from magneton.jax_recorder import _compiled_hlo, dataflow_completeness, record_jax  # noqa: E402
+
+needs_extension = pytest.mark.skipif(native.torch_extension() is None,
+                                     reason="magneton._torch is not built (ninja magneton_torch)")
+STRUCTURED = {"jit", "pjit", "custom_jvp_call", "custom_vjp_call", "closed_call", "remat2", "checkpoint"}
+
+
+def count_equations(jaxpr) -> int:
+    """Equations of a jaxpr, counting those inside call-like sub-jaxprs too."""
+    n = 0
+    for eqn in jaxpr.eqns:
+        n += 1
+        if eqn.primitive.name in STRUCTURED:
+            sub = eqn.params.get("jaxpr", eqn.params.get("call_jaxpr"))
+            n += count_equations(getattr(sub, "jaxpr", sub))
+    return n
+
+
+def ancestors(g, tensor_ids) -> set:
+    """Tensor ids reachable backwards from `tensor_ids` through producers."""
+    seen, todo = set(), list(tensor_ids)
+    while todo:
+        t = todo.pop()
+        if t in seen:
+            continue
+        seen.add(t)
+        p = g.tensors[t].producer
+        if p != NONE:
+            todo.extend(g.ops[p].inputs)
+    return seen
+
+
+def leaf_outputs(g):
+    kids = g.children()
+    return [t for op in g.ops if not kids[op.id] for t in op.outputs]
+
+
+@pytest.mark.parametrize("name", models.MODELS)
+def test_every_equation_becomes_an_op_with_connected_inputs(name):
+    _, _, jf, ja = models.pair(name)
+    rec = record_jax(jf, *ja, fingerprints=False)
+    g = rec.graph
+    assert len(g.ops) == count_equations(jax.make_jaxpr(jf)(*ja).jaxpr)
+    assert all(op.framework == "jax" and op.name.startswith("jax:") for op in g.ops)
+    assert dataflow_completeness(g) >= 0.99
+    # The model's output is computed from its input: x's row is among its ancestors.
+    x_row = next(t.id for t in g.tensors if t.producer == NONE and tuple(t.shape) == tuple(ja[-1].shape))
+    final = leaf_outputs(g)[-1]
+    assert g.tensors[final].shape == list(np.shape(rec.outputs))
+    assert x_row in ancestors(g, [final])
+
+
+def test_op_names_schemas_and_dataflow_of_an_mlp():
+    _, _, jf, ja = models.pair("mlp")
+    g = record_jax(jf, *ja, fingerprints=False).graph
+    dots = [op for op in g.ops if op.name == "jax:dot_general"]
+    assert len(dots) == 3
+    assert dots[0].schema.startswith("dot_general(f32[8,64], f32[64,128]) -> (f32[8,128])")
+    # Each layer's matmul reads the previous layer's activation, not a graph input.
+    for prev, nxt in zip(dots, dots[1:]):
+        assert g.tensors[nxt.inputs[0]].producer > prev.id
+    assert all(g.stacks[op.stack] for op in dots)
+    frame = g.frames[g.stacks[dots[0].stack].frames[0]]
+    assert frame.file.endswith("models.py") and frame.function == "mlp_jax"
+
+
+def test_jit_function_is_a_scope_around_its_equations_timed_as_executed():
+    _, _, jf, ja = models.pair("attention")
+    rec = record_jax(jf, *ja, fingerprints=False)
+    g = rec.graph
+    top = [op for op in g.ops if op.parent == NONE]
+    assert len(top) == 1 and top[0].name == "jax:jit(attention_jax)"
+    assert top[0].inputs == [] and top[0].outputs == []  # matching sees the equations inside
+    kids = g.children()
+    for op in g.ops[1:]:
+        parent = g.ops[op.parent]
+        assert parent.start_ns <= op.start_ns <= op.end_ns <= parent.end_ns
+    leaves = [op for op in g.ops if not kids[op.id]]
+    assert sum(op.end_ns - op.start_ns for op in leaves) <= top[0].end_ns - top[0].start_ns + len(leaves)
+    np.testing.assert_allclose(np.asarray(rec.outputs), np.asarray(jf(*ja)), rtol=1e-6)
+
+
+def test_loops_are_unrolled_and_conditionals_follow_the_taken_branch():
+    def f(x, xs):
+        def body(c, a):
+            return c * 2.0 + a, jnp.sin(c)
+        c, ys = jax.lax.scan(body, x, xs)
+        c = jax.lax.while_loop(lambda v: v.sum() < 1e4, lambda v: v * 3.0, c)
+        return jax.lax.cond(c.sum() > 0, lambda v: v + 1.0, lambda v: v - 1.0, c), ys
+
+    x, xs = jnp.ones(4), jnp.arange(3.0)
+    rec = record_jax(f, x, xs, fingerprints=False)
+    g = rec.graph
+    names = [op.name for op in g.ops]
+    assert names.count("jax:sin") == 3
+    assert names.count("jax:scan.slice") == 3 and names.count("jax:scan.stack") == 1
+    iterations = names.count("jax:mul") - 3  # 3 from scan bodies, the rest from the while body
+    assert iterations >= 1 and names.count("jax:lt") == iterations + 1
+    assert "jax:add" in names and "jax:sub" not in names[names.index("jax:cond"):]
+    assert dataflow_completeness(g) == 1.0
+    want = f(x, xs)
+    for got, ref in zip(jax.tree_util.tree_leaves(rec.outputs), jax.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(ref), rtol=1e-6)
+
+
+def test_loops_longer_than_max_unroll_are_one_op():
+    f = lambda x: jax.lax.scan(lambda c, _: (c + 1.0, None), x, None, length=5)[0]
+    g = record_jax(f, jnp.zeros(2), fingerprints=False, max_unroll=2).graph
+    assert [op.name for op in g.ops] == ["jax:scan"]
+    assert len(g.ops[0].inputs) == 1 and len(g.ops[0].outputs) == 1
+
+
+def test_named_scopes_become_ranges():
+    def f(x):
+        with jax.named_scope("encoder"):
+            x = jnp.tanh(x) * 2.0
+        with jax.named_scope("head"):
+            return x.sum()
+
+    g = record_jax(f, jnp.ones(3), fingerprints=False).graph
+    assert [r.name for r in g.ranges] == ["encoder", "head"]
+    enc = g.ranges[0]
+    tanh = next(op for op in g.ops if op.name == "jax:tanh")
+    assert enc.start_ns <= tanh.start_ns and tanh.end_ns <= enc.end_ns
+
+
+def test_repeat_records_each_execution_over_shared_inputs():
+    _, _, jf, ja = models.pair("mlp")
+    g = record_jax(jf, *ja, fingerprints=False, repeat=2).graph
+    n = len(g.ops) // 2
+    assert len(g.ops) == 2 * n
+    for a, b in zip(g.ops[:n], g.ops[n:]):
+        assert a.name == b.name and (a.parent == b.parent == NONE or b.parent == a.parent + n)
+        for ta, tb in zip(a.inputs, b.inputs):
+            produced = g.tensors[ta].producer != NONE
+            assert (tb != ta) == produced  # weights and x shared, activations per execution
+    assert g.ops[n].start_ns >= g.ops[0].end_ns
+    assert dataflow_completeness(g) == 1.0
+
+
+def test_bad_arguments_say_what_is_wrong(tmp_path):
+    with pytest.raises(ValueError, match="repeat=0"):
+        record_jax(jnp.sin, jnp.ones(2), repeat=0)
+
+
+def test_kernels_of_a_jit_executable_go_to_the_equations_of_their_hlo_instructions():
+    """Kernel names of XLA:GPU are its HLO instruction names; on the CPU the same
+    HLO is read and kernels are made up from its thunks in schedule order."""
+    _, _, jf, ja = models.pair("mlp")
+    g = record_jax(jf, *ja, fingerprints=False).graph
+    hlo = _compiled_hlo(jax.make_jaxpr(jf)(*ja).jaxpr.eqns[0].params["jaxpr"])
+    thunks = kernels.plan(hlo, g, 0)
+    assert thunks
+    made_up = [{"name": t.name, "op": 0, "start_ns": i} for i, t in enumerate(thunks)]
+    made_up.append({"name": "sm90_xmma_gemm_f32f32", "op": 0, "start_ns": 99})  # no library call: stays
+    made_up.append({"name": "elsewhere", "op": 7, "start_ns": 5})                # not this executable's
+    linked = kernels.link(made_up, {0: thunks})
+    dots = [op.id for op in g.ops if op.name == "jax:dot_general"]
+    assert sorted(op for op in linked[:-2] if g.ops[op].name == "jax:dot_general") == dots
+    assert linked[-1] == 7
+    assert all(g.ops[op].parent == 0 for op in linked[:-2])
+
+
+def test_kernels_without_an_external_id_go_to_the_window_they_ran_in():
+    ks = [{"op": -1, "start_ns": 15}, {"op": -1, "start_ns": 25}, {"op": 3, "start_ns": 100},
+          {"op": -1, "start_ns": 40}, {"op": -1, "start_ns": 5}]
+    assert kernels.in_windows(ks, {0: (10, 20), 1: (21, 30)}) == [0, 1, 3, -1, -1]
+
+
+def test_hlo_parser_reads_fusions_metadata_and_tuple_types():
+    text = """HloModule m, is_scheduled=true
+
+%fused (p: f32[2]) -> f32[2] {
+  %p = f32[2]{0} parameter(0)
+  ROOT %t = f32[2]{0} tanh(%p), metadata={op_name="jit(f)/tanh" source_file="/a.py" source_line=7}
+}
+
+ENTRY %main (a: f32[2]) -> (f32[2], f32[2]) {
+  %a = f32[2]{0} parameter(0)
+  %fusion.1 = f32[2]{0} fusion(%a), kind=kLoop, calls=%fused, metadata={op_name="jit(f)/tanh" source_file="/a.py" source_line=7}
+  %cc = (f32[2]{0}, s8[16]{0}) custom-call(%a), custom_call_target="__cublas$gemm", metadata={op_name="jit(f)/dot_general" source_file="/a.py" source_line=9}
+  ROOT %out = (f32[2]{0}, f32[2]{0}) tuple(%fusion.1, %a)
+}
+"""
+    comps, entry = kernels.parse_hlo(text)
+    assert entry == "main"
+    ops = {i.name: i for i in comps["main"]}
+    assert ops["fusion.1"].calls == ["fused"] and ops["fusion.1"].line == 7
+    assert ops["cc"].opcode == "custom-call" and ops["cc"].primitive == "dot_general"
+    assert comps["fused"][-1].root and comps["fused"][-1].primitive == "tanh"
+    assert kernels.sanitize("fusion.1") == "fusion_1"
+
+
+@needs_extension
+def test_fingerprint_of_a_jax_array_is_the_torch_fingerprint_of_its_values():
+    fp = native.Fingerprinter()
+    ext = native.torch_extension()
+    rng = np.random.default_rng(0)
+    values = rng.standard_normal((6, 5, 4)).astype(np.float32)
+    for dtype, tdtype in [(jnp.float32, torch.float32), (jnp.bfloat16, torch.bfloat16), (jnp.int32, torch.int32)]:
+        a = jnp.asarray(values * 10).astype(dtype)
+        t = torch.from_numpy(np.array(a.astype(jnp.float32))).to(tdtype)
+        assert fp(a) == dict(ext.fingerprint(t)), dtype
+    a = jnp.asarray(values)
+    assert fp(jnp.transpose(a, (2, 0, 1)))["quantiles"] == fp(a)["quantiles"]
+    assert fp(a) != fp(a + 1e-3)
+
+
+@needs_extension
+def test_recorded_values_are_the_programs_values():
+    _, _, jf, ja = models.pair("conv")
+    rec = record_jax(jf, *ja)
+    g = rec.graph
+    assert all(t.fingerprint is not None for t in g.tensors)
+    final = g.tensors[leaf_outputs(g)[-1]].fingerprint
+    want = native.Fingerprinter()(jf(*ja))
+    assert final["numel"] == want["numel"]
+    np.testing.assert_allclose([final[k] for k in ("mean", "l2", "min", "max")],
+                               [want[k] for k in ("mean", "l2", "min", "max")], rtol=1e-5)
+    # The NHWC input's fingerprint equals torch's of the same image in NCHW.
+    tf_, ta, _, _ = models.pair("conv")
+    x_row = next(t for t in g.tensors if t.producer == NONE and t.shape == list(ja[-1].shape))
+    assert x_row.fingerprint["quantiles"] == dict(native.torch_extension().fingerprint(ta[-1]))["quantiles"]
+
+
+@needs_extension
+def test_run_file_holds_ops_fingerprints_config_and_info(tmp_path):
+    import magneton
+
+    _, _, jf, ja = models.pair("mlp")
+    path = str(tmp_path / "mlp.mgt")
+    old = jax.config.jax_default_matmul_precision
+    jax.config.update("jax_default_matmul_precision", "highest")
+    try:
+        rec = record_jax(jf, *ja, path=path)
+    finally:
+        jax.config.update("jax_default_matmul_precision", old)
+    run = magneton.load_run(path)
+    assert len(run["ops"]) == len(rec.graph.ops) and len(run["tensors"]) == len(rec.graph.tensors)
+    assert [o["name"] for o in run["ops"]] == [o.name for o in rec.graph.ops]
+    assert [o["inputs"] for o in run["ops"]] == [o.inputs for o in rec.graph.ops]
+    assert all(t["fingerprint"] is not None for t in run["tensors"])
+    assert run["config"]["jax.config.jax_default_matmul_precision"] == "highest"
+    assert run["config"]["jax.backend"] == "cpu" and "env.XLA_FLAGS" in run["config"]
+    extra = run["info"]["extra"]
+    assert extra["framework"] == "jax" and extra["jax_version"] == jax.__version__
+    assert run["info"]["start_ns"] <= run["ops"][0]["start_ns"] <= run["ops"][0]["end_ns"] <= run["info"]["end_ns"]
+
+
+@needs_extension
+def test_existing_run_file_is_refused_unless_overwrite(tmp_path):
+    path = tmp_path / "a.mgt"
+    path.write_bytes(b"keep me")
+    with pytest.raises(Exception, match="a.mgt"):
+        record_jax(jnp.sin, jnp.ones(2), path=str(path))
+    assert path.read_bytes() == b"keep me"
+    record_jax(jnp.sin, jnp.ones(2), path=str(path), overwrite=True)
+    assert path.read_bytes() != b"keep me"
+
+
+def test_magneton_record_jax_is_the_recorder_imported_on_first_use():
+    import magneton
+
+    assert magneton.record_jax is record_jax

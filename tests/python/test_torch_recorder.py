@@ -1,0 +1,212 @@
+"""The torch recorder on real models (CPU): dataflow completeness of a
+12-layer GPT-2 forward, a CNN training step with backward ops, views and
+in-place writes, inference mode, threads and failure behaviour."""
+
+import threading
+
+import pytest
+
+torch = pytest.importorskip("torch")
+magneton = pytest.importorskip("magneton")
+pytest.importorskip("magneton._torch", reason="magneton._torch is not built (ninja magneton_torch)")
+
+from magneton.dataflow import completeness  # noqa: E402
+
+
+def _gpt2(n_layer):
+    transformers = pytest.importorskip("transformers")
+    transformers.logging.set_verbosity_error()
+    torch.manual_seed(0)
+    cfg = transformers.GPT2Config(n_layer=n_layer, n_embd=64, n_head=4, vocab_size=512, n_positions=64,
+                                  bos_token_id=0, eos_token_id=0)
+    return transformers.GPT2LMHeadModel(cfg).eval()
+
+
+def _producers(run):
+    return {t: op["id"] for op in run["ops"] for t in op["outputs"]}
+
+
+def _inputs_count(run):
+    return sum(len(op["inputs"]) for op in run["ops"])
+
+
+def test_gpt2_12_layer_forward_is_connected(tmp_path):
+    model = _gpt2(12)
+    ids = torch.randint(0, 512, (2, 32))
+    path = tmp_path / "gpt2.mgt"
+    with torch.no_grad():
+        with magneton.record(path) as rec:
+            logits = model(ids).logits
+    assert logits.shape == (2, 32, 512)
+    run = magneton.load_run(path)
+    c = completeness(run)
+    assert c["ops"] > 1000  # 12 blocks of attention + MLP
+    assert c["fraction"] >= 0.99, c["disconnected"][:10]
+    # Inputs linked only through their storage's last writer stay rare.
+    assert rec.summary["aliased_inputs"] <= 0.01 * _inputs_count(run)
+    names = {op["name"] for op in run["ops"]}
+    assert {"aten::addmm", "aten::layer_norm", "aten::scaled_dot_product_attention"} <= names
+    # The logits come out of the last op that wrote them: lm_head's linear.
+    top = [op for op in run["ops"] if op["parent"] == -1]
+    assert top[-1]["name"] == "aten::linear"
+    assert run["tensors"][top[-1]["outputs"][0]]["shape"] == [2, 32, 512]
+    # Schemas and call sites.
+    addmm = next(op for op in run["ops"] if op["name"] == "aten::addmm")
+    assert addmm["schema"].startswith("aten::addmm(")
+    frames = {f["function"] for f in run["frames"]}
+    assert any("GPT2" in f for f in frames), sorted(frames)[:20]
+    assert all(op["stack"] >= 0 for op in top)
+    assert run["info"]["extra"]["framework"] == "torch"
+    assert all(op["end_ns"] >= op["start_ns"] > 0 for op in run["ops"])
+
+
+def test_gpt2_under_inference_mode(tmp_path):
+    model = _gpt2(2)
+    ids = torch.randint(0, 512, (1, 16))
+    with torch.inference_mode():
+        with magneton.record(tmp_path / "inf.mgt"):
+            model(ids)
+    run = magneton.load_run(tmp_path / "inf.mgt")
+    assert completeness(run)["fraction"] >= 0.99
+    assert run["config"]["torch.inference_mode"] == "true"
+
+
+def _cnn():
+    nn = torch.nn
+    return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Flatten(), nn.Linear(8 * 8 * 8, 10))
+
+
+def test_cnn_training_step_records_backward(tmp_path):
+    torch.manual_seed(0)
+    net = _cnn()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+    x, y = torch.randn(4, 3, 16, 16), torch.randint(0, 10, (4,))
+    with magneton.record(tmp_path / "cnn.mgt", fingerprints=True) as rec:
+        for _ in range(2):
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(net(x), y).backward()
+            opt.step()
+    run = magneton.load_run(tmp_path / "cnn.mgt")
+    ops = run["ops"]
+    assert completeness(run)["fraction"] >= 0.99
+    assert rec.summary["fingerprint_failures"] == 0
+    assert all(t["fingerprint"] is not None for t in run["tensors"])
+    # Every autograd node links to the forward op that created it.
+    nodes = [op for op in ops if op["name"].endswith("Backward0") and "::" not in op["name"]]
+    assert {n["name"] for n in nodes} >= {"ConvolutionBackward0", "NativeBatchNormBackward0", "AddmmBackward0"}
+    for n in nodes:
+        assert n["forward_op"] >= 0, n["name"]
+        fwd = ops[n["forward_op"]]
+        assert fwd["sequence"] == n["sequence"] and fwd["id"] < n["id"]
+    conv_bwd = next(n for n in nodes if n["name"] == "ConvolutionBackward0")
+    assert ops[conv_bwd["forward_op"]]["name"] in ("aten::convolution", "aten::_convolution", "aten::conv2d")
+    # Ops inside a node inherit its forward op.
+    inner = [op for op in ops if op["parent"] == conv_bwd["id"]]
+    assert inner and all(op["forward_op"] == conv_bwd["forward_op"] for op in inner)
+    # The second step reads the weights the first step's optimizer wrote in place.
+    producers = _producers(run)
+    weight = net[0].weight
+    conv_ops = [op for op in ops if op["name"] == "aten::conv2d"]
+    assert len(conv_ops) == 2
+    second_w = conv_ops[1]["inputs"][1]
+    assert run["tensors"][second_w]["shape"] == list(weight.shape)
+    assert second_w in producers and ops[producers[second_w]]["name"].startswith("aten::add")
+    assert run["tensors"][second_w]["version"] > run["tensors"][conv_ops[0]["inputs"][1]]["version"]
+
+
+def _op(run, name, nth=0):
+    return [op for op in run["ops"] if op["name"] == name][nth]
+
+
+def test_view_taken_before_an_inplace_write_reads_the_write(tmp_path):
+    x = torch.randn(4, 4)
+    with magneton.record(tmp_path / "v.mgt"):
+        base = x * 1
+        row = base[1]           # a view, taken before the write
+        base.add_(1)            # in place: new version of the storage
+        out = row * 2           # reads the written value through the old view
+    assert torch.equal(out, (x[1] + 1) * 2)
+    run = magneton.load_run(tmp_path / "v.mgt")
+    producers = _producers(run)
+    add_ = _op(run, "aten::add_")
+    mul2 = _op(run, "aten::mul", 1)
+    assert producers[mul2["inputs"][0]] == add_["id"]
+    first = _op(run, "aten::mul", 0)
+    assert producers[add_["inputs"][0]] == first["id"]
+
+
+def test_inplace_under_inference_mode_is_a_new_value(tmp_path):
+    with torch.inference_mode():
+        with magneton.record(tmp_path / "i.mgt"):
+            a = torch.zeros(8)
+            a.add_(1)
+            b = a * 3
+    assert torch.equal(b, torch.full((8,), 3.0))
+    run = magneton.load_run(tmp_path / "i.mgt")
+    producers = _producers(run)
+    assert producers[_op(run, "aten::mul")["inputs"][0]] == _op(run, "aten::add_")["id"]
+
+
+def test_out_arguments_and_nesting(tmp_path):
+    a, b = torch.randn(3, 3), torch.randn(3, 3)
+    out = torch.empty(3, 3)
+    with magneton.record(tmp_path / "o.mgt"):
+        torch.matmul(a, b, out=out)
+        c = out + 1
+    run = magneton.load_run(tmp_path / "o.mgt")
+    producers = _producers(run)
+    add = _op(run, "aten::add")
+    writer = run["ops"][producers[add["inputs"][0]]]
+    assert writer["name"].startswith("aten::matmul") or writer["name"].startswith("aten::mm")
+    assert writer["parent"] == -1  # the outermost op that produced it is the latest producer
+    assert torch.equal(c, out + 1)
+
+
+def test_ops_on_other_threads_carry_their_thread(tmp_path):
+    def work():
+        torch.ones(5).sum()
+
+    with magneton.record(tmp_path / "t.mgt"):
+        torch.zeros(2).sum()
+        t = threading.Thread(target=work)
+        t.start()
+        t.join()
+    run = magneton.load_run(tmp_path / "t.mgt")
+    threads = {op["thread"] for op in run["ops"] if op["name"] == "aten::sum"}
+    assert len(threads) == 2
+
+
+def test_one_recording_at_a_time(tmp_path):
+    with magneton.record(tmp_path / "a.mgt"):
+        with pytest.raises(ValueError, match="already active"):
+            with magneton.record(tmp_path / "b.mgt"):
+                pass
+        torch.ones(1) + 1
+    assert len(magneton.load_run(tmp_path / "a.mgt")["ops"]) >= 1
+    assert not (tmp_path / "b.mgt").exists()
+
+
+def test_existing_file_is_kept_unless_overwrite(tmp_path):
+    path = tmp_path / "r.mgt"
+    with magneton.record(path):
+        torch.ones(2) * 2
+    with pytest.raises(Exception, match="exists"):
+        with magneton.record(path):
+            pass
+    with magneton.record(path, overwrite=True):
+        torch.ones(2) + torch.ones(2)
+    assert "aten::add" in {op["name"] for op in magneton.load_run(path)["ops"]}
+
+
+def test_exception_in_block_propagates_and_run_is_written(tmp_path):
+    with pytest.raises(ZeroDivisionError):
+        with magneton.record(tmp_path / "e.mgt"):
+            torch.ones(3).exp()
+            1 / 0
+    assert "aten::exp" in {op["name"] for op in magneton.load_run(tmp_path / "e.mgt")["ops"]}
+
+
+def test_bad_energy_name_is_one_clear_error(tmp_path):
+    with pytest.raises(ValueError, match="energy='watts'"):
+        magneton.record(tmp_path / "x.mgt", energy="watts")
