@@ -17,6 +17,7 @@ the kernel tracer and the energy samplers on.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -29,6 +30,8 @@ from magneton.jax.graph import NONE, Graph
 from magneton.jax.walk import Walker
 
 __all__ = ["record_jax", "JaxRecording", "dataflow_completeness"]
+
+ENERGY_CHOICES = ("none", "nvml", "rapl", "auto")
 
 
 @dataclass
@@ -54,6 +57,10 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
     """
     if repeat < 1:
         raise ValueError(f"repeat={repeat}: must be at least 1")
+    if energy not in ENERGY_CHOICES:
+        raise ValueError(f"energy={energy!r}: expected one of {', '.join(ENERGY_CHOICES)}")
+    if path is not None and os.path.exists(path) and not overwrite:  # before any work; the writer checks again
+        raise FileExistsError(f"{path}: already exists; not overwriting it (pass overwrite=True)")
     leaves = jax.tree_util.tree_leaves(args)
     closed, out_shape = jax.make_jaxpr(fn, return_shape=True)(*args)
     out_tree = jax.tree_util.tree_structure(out_shape)
@@ -68,6 +75,7 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
 
     # Warm-up: compiles the jit executables, so the measured pass sees none of it.
     timeline.measured_pass(closed, leaves, top_ops, timeline.NoSession())
+    plans = _kernel_plans(closed, top_ops, g, len(g.ops), repeat) if path and kernels and devices.rows else {}
 
     session = timeline.NoSession()
     start_ns = time.monotonic_ns()
@@ -105,7 +113,7 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
     summary = {"ops": len(g.ops), "tensors": len(g.tensors), "equations_per_execution": n_ops,
                "fingerprint_failures": fp.failures if fp else 0, "kernel_tracer": False}
     if path is not None:
-        kernel_ops = _link_kernels(session, closed, top_ops, g, n_ops, repeat, windows)
+        kernel_ops = _link_kernels(session, plans, g, windows)
         ids = list(session.device_ids)
         _map_devices(g, lambda local: ids[local])
         rows = g.to_dict()
@@ -115,9 +123,30 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
                         summary=summary)
 
 
-def _link_kernels(session, closed, top_ops, g: Graph, n_ops: int, repeat: int, windows: dict) -> list:
+def _kernel_plans(closed, top_ops, g: Graph, n_ops: int, repeat: int) -> dict:
+    """For each execution of each top-level jit op: its executable's thunks
+    and the equation each computes (kernels.py). Built before the measured
+    pass: it compiles the jaxpr again, which energy sampling should not see."""
+    plans = {}
+    kids = g.children()
+    for eqn, op in zip(closed.jaxpr.eqns, top_ops):
+        sub = eqn.params.get("jaxpr")
+        if eqn.primitive.name not in ("jit", "pjit") or sub is None or not kids[op]:
+            continue
+        try:
+            thunks = kernels.plan(_compiled_hlo(sub), g, op)
+        except Exception as e:  # an HLO we cannot read: its kernels stay with the jit op
+            g.add_stat("jax_hlo_unreadable", "info", 1, f"{g.ops[op].name}: {type(e).__name__}: {e}"[:300])
+            continue
+        for k in range(repeat):
+            plans[op + k * n_ops] = [kernels.Thunk(t.name, t.op + k * n_ops if t.op != NONE else NONE, t.library)
+                                     for t in thunks]
+    return plans
+
+
+def _link_kernels(session, plans: dict, g: Graph, windows: dict) -> list:
     """Per traced kernel, the op to link it to: the equation it computes when
-    its jit's HLO says so (kernels.py), else the top-level op it ran under."""
+    its jit's HLO says so, else the top-level op it ran under."""
     if not session.kernel_tracer:
         return []
     traced = session.stop_tracing()
@@ -130,24 +159,10 @@ def _link_kernels(session, closed, top_ops, g: Graph, n_ops: int, repeat: int, w
     g.add_stat("jax_kernels_linked_by_time", "info", sum(k["op"] == NONE for k in traced) - by_window.count(NONE),
                "kernels without an external correlation id, linked to the top-level op whose window holds them")
     traced = [dict(k, op=op) for k, op in zip(traced, by_window)]
-    plans = {}
-    for eqn, op in zip(closed.jaxpr.eqns, top_ops):
-        sub = eqn.params.get("jaxpr")
-        if eqn.primitive.name not in ("jit", "pjit") or sub is None or not g.children()[op]:
-            continue
-        try:
-            thunks = kernels.plan(_compiled_hlo(sub), g, op)
-        except Exception as e:  # an HLO we cannot read: its kernels stay with the jit op
-            g.add_stat("jax_hlo_unreadable", "info", 1, f"{g.ops[op].name}: {type(e).__name__}: {e}"[:300])
-            continue
-        for k in range(repeat):
-            plans[op + k * n_ops] = [kernels.Thunk(t.name, t.op + k * n_ops if t.op != NONE else NONE, t.library)
-                                     for t in thunks]
     linked = kernels.link(traced, plans)
-    moved = sum(a != k["op"] for a, k in zip(linked, traced))
     in_jit = sum(k["op"] in plans for k in traced)
     if in_jit:
-        g.add_stat("jax_kernels_linked_to_equations", "info", moved,
+        g.add_stat("jax_kernels_linked_to_equations", "info", sum(a != k["op"] for a, k in zip(linked, traced)),
                    f"of {in_jit} kernels of jit executables, linked through XLA's HLO metadata")
     return linked
 

@@ -45,7 +45,7 @@ for h in nlohmann/json.hpp CLI/CLI.hpp fmt/core.h sqlite3.h; do
 done
 command -v cmake >/dev/null || missing+=" cmake"
 command -v ninja >/dev/null || missing+=" ninja"
-ls /usr/local/cuda/include/cupti.h /usr/local/cuda/extras/CUPTI/include/cupti.h 2>/dev/null | grep -q . || missing+=" cupti.h"
+ls ${CUDA_HOME:-/usr/local/cuda}/include/cupti.h ${CUDA_HOME:-/usr/local/cuda}/targets/x86_64-linux/include/cupti.h ${CUDA_HOME:-/usr/local/cuda}/extras/CUPTI/include/cupti.h 2>/dev/null | grep -q . || missing+=" cupti.h"
 $PY -c "import torch, transformers" 2>/dev/null || missing+=" python3(torch/transformers)"
 if [ -n "$missing" ]; then
   row "build" "NOT RUN: missing on this machine:$missing (Debian -dev packages go in .gpudeps/, see scripts/gpu_env.sh)"

@@ -46,6 +46,8 @@ void AddDiffOptions(CLI::App* cmd, DiffArgs& args) {
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
   cmd->add_flag("--all", args.all, "List the noise groups too");
+  cmd->add_flag("--absolute-time", args.absolute_time,
+                "CPU-only runs: compare times as measured, without factoring out a machine-wide speed difference");
 }
 
 Result<double> ParsePercent(const std::string& text, const std::string& option) {
@@ -98,6 +100,7 @@ Result<std::unique_ptr<DiffSession>> RunDiff(const DiffArgs& args, double thresh
   o.threshold = threshold;
   o.match_tolerance = args.tolerance;
   o.iterations = args.iterations;
+  o.normalize_host_time = !args.absolute_time;
   std::string rules_dir = FindRulesDir(args.rules_dir);
   std::string rules_note;
   if (rules_dir.empty()) {

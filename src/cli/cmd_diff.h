@@ -25,6 +25,7 @@ struct DiffArgs {
   std::string html;                    // write the HTML report here
   std::string color = "auto";          // auto (TTY only), always, never
   bool all = false;                    // list noise groups too
+  bool absolute_time = false;          // no host-speed normalization of CPU times
 };
 
 // The loaded runs and their diff. Heap-held so findings stay put.

@@ -182,7 +182,8 @@ int Info(const InfoArgs& args) {
 
 void RegisterInfo(CLI::App& app, Action& run) {
   auto args = std::make_shared<InfoArgs>();
-  auto* sub = app.add_subcommand("info", "Show what a run file holds: command, devices, row counts, energy, stats");
+  auto* sub =
+      app.add_subcommand("info", "Show what a run file holds: command, devices, row counts, energy, stats");
   sub->add_option("RUN", args->run, "Run file (.mgt)")->required();
   sub->add_flag("--json", args->json, "Print as JSON");
   sub->callback([args, &run] { run = [args] { return Info(*args); }; });

@@ -14,8 +14,9 @@
 
 #include "capture/cupti/record_env.h"
 #include "cli/commands.h"
+#include "core/run.h"
+#include "core/run.h"
 #include "core/sqlite_util.h"
-#include "core/store.h"
 #include "energy/child_process.h"
 #include "energy/clock.h"
 

@@ -1,4 +1,4 @@
-// RunWriter, SaveRun and AppendReplays.
+// RunWriter: streams a run into a new store file.
 //
 // Add() validates a row, interns its strings and queues it as integers; a
 // writer thread inserts queued rows into SQLite (store_sink.h) and commits
@@ -6,8 +6,10 @@
 // so a killed workload loses at most its last second even when it stops
 // adding rows. Running SQLite on its own thread lets the caller's work
 // (decoding CUPTI buffers, building rows) overlap the inserts.
+#include <pthread.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -21,7 +23,6 @@
 #include "core/fingerprint_codec.h"
 #include "core/schema.h"
 #include "core/store.h"
-#include "core/store_open.h"
 #include "core/store_sink.h"
 
 namespace magneton {
@@ -52,6 +53,22 @@ std::string JoinInts(const std::vector<int64_t>& v) {
 
 int64_t Bits(double d) { return std::bit_cast<int64_t>(d); }
 
+// Profiled programs fork (DataLoader workers, multiprocessing). A child
+// inherits the writer's memory but not its thread, and must not touch the
+// parent's SQLite connection; so each fork bumps this counter in the child,
+// and a writer created in an earlier generation refuses every call there and
+// leaks its thread and connection instead of joining or closing them.
+std::atomic<uint64_t> g_fork_generation{0};
+
+uint64_t ForkGeneration() {
+  static const bool registered = [] {
+    pthread_atfork(nullptr, nullptr, [] { g_fork_generation.fetch_add(1, std::memory_order_relaxed); });
+    return true;
+  }();
+  (void)registered;
+  return g_fork_generation.load(std::memory_order_relaxed);
+}
+
 // Hash and equality that accept string_view, so interning a name that is
 // already known allocates nothing.
 struct StringHash {
@@ -67,8 +84,16 @@ struct NextIds {
 
 class SqliteRunWriter final : public RunWriter {
  public:
-  explicit SqliteRunWriter(std::string path) : path_(path), sink_(std::move(path)) {}
-  ~SqliteRunWriter() override { Close(); }
+  explicit SqliteRunWriter(std::string path)
+      : path_(path), generation_(ForkGeneration()), sink_(std::make_unique<store::StoreSink>(std::move(path))) {}
+  ~SqliteRunWriter() override {
+    if (Forked()) {  // see g_fork_generation
+      (void)thread_.release();
+      (void)sink_.release();
+      return;
+    }
+    Close();
+  }
 
   Status Open(const RunInfo& info);
 
@@ -95,9 +120,14 @@ class SqliteRunWriter final : public RunWriter {
  private:
   using Lock = std::unique_lock<std::mutex>;
 
+  bool Forked() const { return generation_ != g_fork_generation.load(std::memory_order_relaxed); }
+
   // All of these run with mu_ held.
   Status Ready() const {
     if (closed_) return MakeError(ErrorCode::kInvalidArgument, fmt::format("{}: run writer is closed", path_));
+    if (Forked())
+      return MakeError(ErrorCode::kInvalidArgument,
+                       fmt::format("{}: run writer belongs to the parent of this forked process", path_));
     return failed_;
   }
   Status CheckId(const char* what, int64_t id, int64_t* next) {
@@ -127,7 +157,8 @@ class SqliteRunWriter final : public RunWriter {
   void WriterLoop();
 
   const std::string path_;
-  store::StoreSink sink_;  // the writer thread's while it runs
+  const uint64_t generation_;
+  std::unique_ptr<store::StoreSink> sink_;  // the writer thread's while it runs
 
   std::mutex mu_;
   std::condition_variable wake_;      // to the writer thread: work, flush or stop
@@ -136,7 +167,7 @@ class SqliteRunWriter final : public RunWriter {
   uint64_t flush_requested_ = 0, flush_done_ = 0;
   bool stop_ = false, closed_ = false;
   Status failed_;  // the writer thread's first error; every later call returns it
-  std::thread thread_;
+  std::unique_ptr<std::thread> thread_;
   std::unordered_map<std::string, int64_t, StringHash, std::equal_to<>> strings_;
   NextIds next_;
 };
@@ -173,7 +204,7 @@ Status SqliteRunWriter::Queued(Lock& lock) {
 }
 
 Status SqliteRunWriter::Open(const RunInfo& info) {
-  MAGNETON_RETURN_IF_ERROR(sink_.Create());
+  MAGNETON_RETURN_IF_ERROR(sink_->Create());
   PutText(RowKind::kMetaPut, schema::kMetaFormat, schema::kFormat);
   PutText(RowKind::kMetaPut, schema::kMetaMajor, std::to_string(kSchemaMajor));
   PutText(RowKind::kMetaPut, schema::kMetaMinor, std::to_string(kSchemaMinor));
@@ -182,11 +213,11 @@ Status SqliteRunWriter::Open(const RunInfo& info) {
   PutInfo(info);
   // The empty run is committed at once, so even a writer killed right away
   // leaves a file that loads.
-  MAGNETON_RETURN_IF_ERROR(sink_.Apply(pending_));
+  MAGNETON_RETURN_IF_ERROR(sink_->Apply(pending_));
   pending_.Clear();
-  MAGNETON_RETURN_IF_ERROR(sink_.Commit());
+  MAGNETON_RETURN_IF_ERROR(sink_->Commit());
   try {
-    thread_ = std::thread(&SqliteRunWriter::WriterLoop, this);
+    thread_ = std::make_unique<std::thread>(&SqliteRunWriter::WriterLoop, this);
   } catch (const std::system_error& e) {
     return MakeError(ErrorCode::kInternal, fmt::format("{}: cannot start the writer thread: {}", path_, e.what()));
   }
@@ -210,14 +241,14 @@ void SqliteRunWriter::WriterLoop() {
 
     Status st;
     if (!work.empty()) {
-      st = sink_.Apply(work);
+      st = sink_->Apply(work);
       work.Clear();
       uncommitted = true;
     }
     // On stop, Close commits after the join.
     const bool due = flush_to != flush_done_ || Clock::now() - last_commit >= kCommitEvery;
     if (st.ok() && uncommitted && due && !stopping) {
-      st = sink_.Commit();
+      st = sink_->Commit();
       last_commit = Clock::now();
       uncommitted = false;
     }
@@ -242,16 +273,17 @@ Status SqliteRunWriter::Flush() {
 Status SqliteRunWriter::Close() {
   {
     Lock lock(mu_);
+    if (Forked()) return Ready();
     if (closed_) return Status::Ok();
     closed_ = true;
-    if (thread_.joinable()) {
+    if (thread_) {
       PutText(RowKind::kMetaPut, schema::kMetaComplete, "1");
       stop_ = true;
       wake_.notify_one();
     }
   }
-  if (thread_.joinable()) thread_.join();
-  Status finished = sink_.Finish();
+  if (thread_) thread_->join();
+  Status finished = sink_->Finish();
   return failed_.ok() ? finished : failed_;
 }
 
@@ -480,60 +512,6 @@ Result<std::unique_ptr<RunWriter>> RunWriter::Create(const std::string& path, co
     return st.error();
   }
   return std::unique_ptr<RunWriter>(std::move(writer));
-}
-
-Status SaveRun(const Run& run, const std::string& path, bool overwrite) {
-  auto created = RunWriter::Create(path, run.info, overwrite);
-  if (!created) return created.error();
-  RunWriter& w = **created;
-  // Referenced tables first, so a partial file never points forward.
-  for (const auto& d : run.devices) MAGNETON_RETURN_IF_ERROR(w.Add(d));
-  for (const auto& f : run.frames) MAGNETON_RETURN_IF_ERROR(w.Add(f));
-  for (const auto& s : run.stacks) MAGNETON_RETURN_IF_ERROR(w.Add(s));
-  for (const auto& t : run.tensors) MAGNETON_RETURN_IF_ERROR(w.Add(t));
-  for (const auto& o : run.ops) MAGNETON_RETURN_IF_ERROR(w.Add(o));
-  for (const auto& k : run.kernels) MAGNETON_RETURN_IF_ERROR(w.Add(k));
-  for (const auto& t : run.transfers) MAGNETON_RETURN_IF_ERROR(w.Add(t));
-  for (const auto& a : run.api_calls) MAGNETON_RETURN_IF_ERROR(w.Add(a));
-  for (const auto& r : run.ranges) MAGNETON_RETURN_IF_ERROR(w.Add(r));
-  for (const auto& s : run.series) MAGNETON_RETURN_IF_ERROR(w.AddSeries(s));
-  for (const auto& m : run.replays) MAGNETON_RETURN_IF_ERROR(w.Add(m));
-  for (const auto& [k, v] : run.config) MAGNETON_RETURN_IF_ERROR(w.SetConfig(k, v));
-  for (const auto& s : run.stats) MAGNETON_RETURN_IF_ERROR(w.Add(s));
-  return w.Close();
-}
-
-Status AppendReplays(const std::string& path, const std::vector<ReplayMeasurement>& replays) {
-  auto opened = store::OpenStore(path, /*writable=*/true);
-  if (!opened) return opened.error();
-  sqlite::Db& db = opened->db;
-  auto sql = [&](int rc) { return sqlite::SqlError(path, rc, db.errmsg()); };
-  int rc = db.Exec("BEGIN IMMEDIATE");
-  if (rc != SQLITE_OK) return sql(rc);
-  sqlite::Stmt count, insert;
-  if ((rc = count.Prepare(db, "SELECT count(*) FROM replays")) != SQLITE_OK) return sql(rc);
-  if ((rc = count.Step()) != SQLITE_ROW) return sql(rc);
-  int64_t id = count.Int64(0);  // ids stay dense: the new rows follow the old
-  count = sqlite::Stmt{};
-  const auto& spec = store::kStatements[static_cast<size_t>(RowKind::kReplay)];
-  if ((rc = insert.Prepare(db, spec.sql)) != SQLITE_OK) return sql(rc);
-  for (const auto& m : replays) {
-    insert.Bind(1, id++);
-    insert.Bind(2, m.op);
-    insert.Bind(3, std::string_view(m.key));
-    insert.Bind(4, m.device);
-    insert.Bind(5, m.calls);
-    insert.Bind(6, m.repeats);
-    insert.Bind(7, m.seconds_per_call);
-    insert.Bind(8, m.joules_per_call);
-    insert.Bind(9, m.idle_watts);
-    insert.Bind(10, m.cv);
-    insert.Bind(11, std::string_view(m.status));
-    if ((rc = insert.Run()) != SQLITE_DONE) return sql(rc);  // closing the Db rolls back
-  }
-  insert = sqlite::Stmt{};
-  if ((rc = db.Exec("COMMIT")) != SQLITE_OK) return sql(rc);
-  return Status::Ok();
 }
 
 }  // namespace magneton

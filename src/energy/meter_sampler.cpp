@@ -89,7 +89,7 @@ MeterLine ParseMeterLine(std::string_view line, bool may_be_header, MeterReading
 
 namespace {
 
-class MeterSampler : public Sampler {
+class MeterSampler : public PollingSampler {
  public:
   MeterSampler(std::string path, int fd) : path_(std::move(path)), fd_(fd) {
     Device d;
@@ -108,17 +108,8 @@ class MeterSampler : public Sampler {
   std::vector<Device> devices() const override { return devices_; }
   std::vector<SeriesSpec> series() const override { return series_; }
 
-  Status Start(SampleSink* sink) override {
-    if (thread_.joinable()) return MakeError(ErrorCode::kInvalidArgument, "meter sampler already started");
-    sink_ = sink;
-    stop_.Reset();
-    thread_ = std::thread([this] { Loop(); });
-    return Status::Ok();
-  }
-  void Stop() override {
-    if (!thread_.joinable()) return;
-    stop_.Request();
-    thread_.join();
+  std::vector<std::function<void()>> Loops() override { return {[this] { Loop(); }}; }
+  void Finish() override {
     if (bad_ > 0)
       sink_->OnStat(MakeStat("meter_bad_lines", "data_loss", bad_,
                              path_ + ": lines that are not 't_ns,watts[,channel]' (first: line " +
@@ -201,9 +192,6 @@ class MeterSampler : public Sampler {
   std::map<std::string, int> channel_series_;
   std::map<int, int64_t> last_t_;
   ChangeFilter filter_;
-  SampleSink* sink_ = nullptr;
-  StopSignal stop_;
-  std::thread thread_;
   std::string partial_;
   bool seen_content_ = false;
   int64_t line_number_ = 0, bad_ = 0, out_of_order_ = 0, first_bad_line_ = 0;

@@ -123,7 +123,7 @@ Result<std::vector<GpuProbe>> ListGpus(const nvml::Api& api, std::vector<nvml::D
   return gpus;
 }
 
-class NvmlSampler : public Sampler {
+class NvmlSampler : public PollingSampler {
  public:
   NvmlSampler(const nvml::Api* api, const SamplerOptions& options) : api_(api), options_(options) {}
 
@@ -157,23 +157,14 @@ class NvmlSampler : public Sampler {
   std::vector<Device> devices() const override { return devices_; }
   std::vector<SeriesSpec> series() const override { return series_; }
 
-  Status Start(SampleSink* sink) override {
-    if (running_) return MakeError(ErrorCode::kInvalidArgument, "nvml sampler already started");
-    sink_ = sink;
-    stop_.Reset();
-    running_ = true;
-    fast_ = std::thread([this] { FastLoop(); });
-    bool any_energy = std::any_of(gpus_.begin(), gpus_.end(), [](const GpuSeries& g) { return g.energy >= 0; });
-    if (any_energy) counter_ = std::thread([this] { CounterLoop(); });
-    return Status::Ok();
+  std::vector<std::function<void()>> Loops() override {
+    std::vector<std::function<void()>> loops = {[this] { FastLoop(); }};
+    if (std::any_of(gpus_.begin(), gpus_.end(), [](const GpuSeries& g) { return g.energy >= 0; }))
+      loops.push_back([this] { CounterLoop(); });
+    return loops;
   }
 
-  void Stop() override {
-    if (!running_) return;
-    stop_.Request();
-    if (fast_.joinable()) fast_.join();
-    if (counter_.joinable()) counter_.join();
-    running_ = false;
+  void Finish() override {
     if (int64_t n = read_errors_.exchange(0); n > 0)
       sink_->OnStat(MakeStat("nvml_read_errors", "data_loss", n,
                              "NVML readings that failed while sampling (last: " + last_error_ + ")"));
@@ -202,8 +193,7 @@ class NvmlSampler : public Sampler {
   void FastLoop() {
     ChangeFilter filter(series_.size());
     int64_t next_slow = 0;
-    const int64_t period = int64_t(options_.poll_interval_us) * 1000;
-    do {
+    Every(int64_t(options_.poll_interval_us) * 1000, [&] {
       int64_t t0 = NowNs();
       for (const GpuSeries& g : gpus_) {
         Sample(filter, g.instant, [&](double* v) { return ReadInstant(*api_, g.handle, v); });
@@ -211,49 +201,49 @@ class NvmlSampler : public Sampler {
       }
       if (t0 >= next_slow) {
         next_slow = t0 + int64_t(options_.slow_poll_interval_us) * 1000;
-        for (const GpuSeries& g : gpus_) {
-          auto clock = [&](unsigned which) {
-            return [&, which](double* v) {
-              unsigned mhz = 0;
-              nvml::Return r = api_->DeviceGetClockInfo(g.handle, which, &mhz);
-              *v = mhz;
-              return r;
-            };
-          };
-          Sample(filter, g.clock_sm, clock(nvml::kClockSm));
-          Sample(filter, g.clock_mem, clock(nvml::kClockMem));
-          nvml::Utilization util{};
-          bool got = false;
-          Sample(filter, g.util_gpu, [&](double* v) {
-            nvml::Return r = api_->DeviceGetUtilizationRates(g.handle, &util);
-            got = r == nvml::kSuccess;
-            *v = util.gpu;
-            return r;
-          });
-          if (got) Sample(filter, g.util_mem, [&](double* v) { *v = util.memory; return nvml::kSuccess; });
-        }
+        for (const GpuSeries& g : gpus_) SampleSlow(filter, g);
       }
-      int64_t wait = t0 + period - NowNs();
-      if (wait < 0) wait = 0;
-      if (stop_.WaitFor(wait)) break;
-    } while (true);
+      return true;
+    });
+  }
+
+  // Clocks and utilization: they change slowly and matter less.
+  void SampleSlow(ChangeFilter& filter, const GpuSeries& g) {
+    auto clock = [&](unsigned which) {
+      return [&, which](double* v) {
+        unsigned mhz = 0;
+        nvml::Return r = api_->DeviceGetClockInfo(g.handle, which, &mhz);
+        *v = mhz;
+        return r;
+      };
+    };
+    Sample(filter, g.clock_sm, clock(nvml::kClockSm));
+    Sample(filter, g.clock_mem, clock(nvml::kClockMem));
+    nvml::Utilization util{};
+    bool got = false;
+    Sample(filter, g.util_gpu, [&](double* v) {
+      nvml::Return r = api_->DeviceGetUtilizationRates(g.handle, &util);
+      got = r == nvml::kSuccess;
+      *v = util.gpu;
+      return r;
+    });
+    if (got) Sample(filter, g.util_mem, [&](double* v) {
+        *v = util.memory;
+        return nvml::kSuccess;
+      });
   }
 
   // The energy counter on its own thread and cadence: one read costs ~3.5 ms,
   // which would otherwise stall the 2 ms power polling.
   void CounterLoop() {
     ChangeFilter filter(series_.size());
-    const int64_t period = int64_t(options_.energy_poll_interval_us) * 1000;
-    do {
-      int64_t t0 = NowNs();
+    auto read_all = [&] {
       for (const GpuSeries& g : gpus_)
         Sample(filter, g.energy, [&](double* v) { return ReadEnergy(*api_, g.handle, v); });
-      int64_t wait = t0 + period - NowNs();
-      if (stop_.WaitFor(wait < 0 ? 0 : wait)) break;
-    } while (true);
-    // One last reading at stop, so the window's end has a fresh counter value.
-    for (const GpuSeries& g : gpus_)
-      Sample(filter, g.energy, [&](double* v) { return ReadEnergy(*api_, g.handle, v); });
+      return true;
+    };
+    Every(int64_t(options_.energy_poll_interval_us) * 1000, read_all);
+    read_all();  // one last reading at stop, so the window's end has a fresh counter value
   }
 
   const nvml::Api* api_;
@@ -261,10 +251,6 @@ class NvmlSampler : public Sampler {
   std::vector<Device> devices_;
   std::vector<SeriesSpec> series_;
   std::vector<GpuSeries> gpus_;
-  SampleSink* sink_ = nullptr;
-  StopSignal stop_;
-  std::thread fast_, counter_;
-  bool running_ = false;
   std::atomic<int64_t> read_errors_{0};
   std::string last_error_;
 };

@@ -63,7 +63,7 @@ std::string CpuModel() {
   return model;
 }
 
-class ProcfsSampler : public Sampler {
+class ProcfsSampler : public PollingSampler {
  public:
   explicit ProcfsSampler(const SamplerOptions& options) : options_(options) {
     pid_ = options.pid > 0 ? options.pid : getpid();
@@ -82,32 +82,20 @@ class ProcfsSampler : public Sampler {
   std::vector<Device> devices() const override { return devices_; }
   std::vector<SeriesSpec> series() const override { return series_; }
 
-  Status Start(SampleSink* sink) override {
-    if (thread_.joinable()) return MakeError(ErrorCode::kInvalidArgument, "procfs sampler already started");
-    sink_ = sink;
-    stop_.Reset();
-    thread_ = std::thread([this] { Loop(); });
-    return Status::Ok();
-  }
-  void Stop() override {
-    if (!thread_.joinable()) return;
-    stop_.Request();
-    thread_.join();
-  }
+  std::vector<std::function<void()>> Loops() override { return {[this] { Loop(); }}; }
 
  private:
   void Loop() {
     ChangeFilter filter;
-    const int64_t period = int64_t(options_.procfs_interval_us) * 1000;
     std::string dir = "/proc/" + std::to_string(pid_);
     double last_cpu = -1;
     int64_t last_t = 0;
-    do {
+    Every(int64_t(options_.procfs_interval_us) * 1000, [&] {
       int64_t t = NowNs();
       auto text = ReadSmallFile(dir + "/stat");
-      if (!text.ok()) break;  // the process has gone: nothing more to watch
+      if (!text.ok()) return false;  // the process has gone: nothing more to watch
       auto st = ParseProcStat(*text);
-      if (!st.ok()) break;
+      if (!st.ok()) return false;
       double cpu = (st->utime_ticks + st->stime_ticks + st->cutime_ticks + st->cstime_ticks) / ticks_per_s_;
       if (filter.Update(0, cpu)) sink_->OnSample(0, t, cpu);
       if (filter.Update(2, cpu * options_.cpu_watts_per_core))
@@ -119,9 +107,8 @@ class ProcfsSampler : public Sampler {
       last_cpu = cpu;
       last_t = t;
       if (options_.per_thread) SampleThreads(dir, t, filter);
-      int64_t wait = t + period - NowNs();
-      if (stop_.WaitFor(wait < 0 ? 0 : wait)) break;
-    } while (true);
+      return true;
+    });
   }
 
   // One series per thread that has used CPU time, announced when first busy.
@@ -167,9 +154,6 @@ class ProcfsSampler : public Sampler {
   std::vector<Device> devices_;
   std::vector<SeriesSpec> series_;
   std::map<std::string, int> thread_series_;
-  SampleSink* sink_ = nullptr;
-  StopSignal stop_;
-  std::thread thread_;
 };
 
 }  // namespace

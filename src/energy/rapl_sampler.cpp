@@ -84,7 +84,7 @@ struct Counter {
 
 // Polls monotonic energy counters and reports each one's cumulative joules
 // (its first raw reading as the origin plus unwrapped deltas) when it changes.
-class CounterSampler : public Sampler {
+class CounterSampler : public PollingSampler {
  public:
   CounterSampler(std::string name, int interval_us) : name_(std::move(name)), interval_us_(interval_us) {}
   ~CounterSampler() override {
@@ -110,17 +110,8 @@ class CounterSampler : public Sampler {
   std::vector<Device> devices() const override { return devices_; }
   std::vector<SeriesSpec> series() const override { return series_; }
 
-  Status Start(SampleSink* sink) override {
-    if (thread_.joinable()) return MakeError(ErrorCode::kInvalidArgument, name_ + " sampler already started");
-    sink_ = sink;
-    stop_.Reset();
-    thread_ = std::thread([this] { Loop(); });
-    return Status::Ok();
-  }
-  void Stop() override {
-    if (!thread_.joinable()) return;
-    stop_.Request();
-    thread_.join();
+  std::vector<std::function<void()>> Loops() override { return {[this] { Loop(); }}; }
+  void Finish() override {
     int64_t wraps = 0;
     for (auto& c : counters_) wraps += c.unwrap.wraps();
     if (wraps > 0)
@@ -132,9 +123,7 @@ class CounterSampler : public Sampler {
  private:
   void Loop() {
     ChangeFilter filter(series_.size());
-    const int64_t period = int64_t(interval_us_) * 1000;
-    do {
-      int64_t t0 = NowNs();
+    Every(int64_t(interval_us_) * 1000, [&] {
       for (auto& c : counters_) {
         int64_t a = NowNs();
         auto raw = c.read();
@@ -149,9 +138,8 @@ class CounterSampler : public Sampler {
         double joules = total * c.joules_per_unit;
         if (filter.Update(static_cast<size_t>(c.series), joules)) sink_->OnSample(c.series, a + (b - a) / 2, joules);
       }
-      int64_t wait = t0 + period - NowNs();
-      if (stop_.WaitFor(wait < 0 ? 0 : wait)) break;
-    } while (true);
+      return true;
+    });
   }
 
   std::string name_;
@@ -160,9 +148,6 @@ class CounterSampler : public Sampler {
   std::vector<SeriesSpec> series_;
   std::vector<Counter> counters_;
   std::map<int, double> first_raw_;
-  SampleSink* sink_ = nullptr;
-  StopSignal stop_;
-  std::thread thread_;
   int64_t errors_ = 0;
   std::string last_error_;
   std::vector<int> fds_;

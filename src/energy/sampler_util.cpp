@@ -1,5 +1,7 @@
 #include "energy/sampler_util.h"
 
+#include "energy/clock.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -7,6 +9,31 @@
 #include <cstring>
 
 namespace magneton::energy {
+
+Status PollingSampler::Start(SampleSink* sink) {
+  if (!threads_.empty()) return MakeError(ErrorCode::kInvalidArgument, name() + " sampler already started");
+  sink_ = sink;
+  stop_.Reset();
+  for (auto& loop : Loops()) threads_.emplace_back(std::move(loop));
+  return Status::Ok();
+}
+
+void PollingSampler::Stop() {
+  if (threads_.empty()) return;
+  stop_.Request();
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+  Finish();
+}
+
+void PollingSampler::Every(int64_t period_ns, const std::function<bool()>& tick) {
+  for (;;) {
+    int64_t t0 = NowNs();
+    if (!tick()) return;
+    int64_t wait = t0 + period_ns - NowNs();
+    if (stop_.WaitFor(wait < 0 ? 0 : wait)) return;
+  }
+}
 
 Result<std::string> ReadSmallFile(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <functional>
+#include <thread>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -12,6 +14,7 @@
 
 #include "core/run.h"
 #include "core/status.h"
+#include "energy/sampler.h"
 
 namespace magneton::energy {
 
@@ -63,6 +66,27 @@ class StopSignal {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
+};
+
+// A sampler whose readings come from poll loops on their own threads: Start
+// runs each of Loops() on a thread, Stop wakes and joins them, then Finish()
+// reports final stats. Derived destructors must call Stop().
+class PollingSampler : public Sampler {
+ public:
+  Status Start(SampleSink* sink) final;
+  void Stop() final;
+
+ protected:
+  virtual std::vector<std::function<void()>> Loops() = 0;
+  virtual void Finish() {}
+  // Runs `tick` every `period_ns` (start to start) until Stop or until it returns false.
+  void Every(int64_t period_ns, const std::function<bool()>& tick);
+
+  SampleSink* sink_ = nullptr;
+  StopSignal stop_;
+
+ private:
+  std::vector<std::thread> threads_;
 };
 
 inline Stat MakeStat(std::string name, std::string severity, int64_t value, std::string description) {

@@ -144,6 +144,10 @@ Result<SampleSink*> SampleBuffer::AttachTo(const Sampler& sampler, Target& write
   }
   auto route = std::make_unique<Route>(this, std::move(ids));
   std::lock_guard lock(mu_);
+  // Series announced by samplers already running have lower ids: write them
+  // first, so ids reach the writer in order.
+  for (const SensorSeries& s : declared_) MAGNETON_RETURN_IF_ERROR(writer.AddSeries(s));
+  declared_.clear();
   for (const SeriesSpec& spec : sampler.series()) {
     SensorSeries s;
     s.id = next_series_++;

@@ -1,5 +1,8 @@
 // The streaming RunWriter: incremental adds, late links, stats that add up,
 // id order enforcement, and what it refuses.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "core/store.h"
@@ -125,6 +128,34 @@ TEST(RunWriter, DestructorClosesTheRun) {
   ASSERT_TRUE(run.ok());
   EXPECT_EQ(run->kernels.size(), 1u);
   EXPECT_TRUE(run->stats.empty());
+}
+
+TEST(RunWriter, ForkedChildCannotTouchTheParentsRun) {
+  TempDir dir;
+  auto w = MustCreate(dir / "run.mgt");
+  ASSERT_TRUE(w);
+  ASSERT_TRUE(w->Add(MakeKernel(0, "parent")).ok());
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The child has the writer's memory but not its thread: every call is
+    // refused, and destroying it must neither hang nor touch the file.
+    Status add = w->Add(MakeKernel(1, "child"));
+    Status close = w->Close();
+    w.reset();
+    bool ok = !add.ok() && add.message().find("forked") != std::string::npos && !close.ok();
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  ASSERT_TRUE(w->Add(MakeKernel(1, "parent")).ok());
+  ASSERT_TRUE(w->Close().ok());
+  auto run = LoadRun(dir / "run.mgt");
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  ASSERT_EQ(run->kernels.size(), 2u);
+  EXPECT_EQ(run->kernels[1].name, "parent");
 }
 
 TEST(RunWriter, CreateInMissingDirectoryNamesThePath) {

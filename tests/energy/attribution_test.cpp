@@ -193,6 +193,26 @@ TEST(Attribution, OpsIncludeTheirChildrensKernelsAndTransfers) {
   EXPECT_EQ(a.op_gpu_ns[0], 250 * kMs);
 }
 
+// A corrupt parent cycle (0 -> 1 -> 0) neither hangs nor counts twice.
+TEST(Attribution, AParentCycleIsCutNotFollowed) {
+  magneton::Run run;
+  run.devices.push_back(Device{0, "gpu", "GPU", "", 0, 0});
+  run.info.start_ns = 0;
+  run.info.end_ns = 1 * kSec;
+  run.series.push_back(SensorSeries{0, 0, "power.instant", "W", "nvml", {0}, {100}});
+  for (int i = 0; i < 2; ++i) {
+    Op op;
+    op.id = i;
+    op.parent = 1 - i;
+    run.ops.push_back(op);
+  }
+  run.kernels.push_back(MakeKernel(0, 0, 100 * kMs, 7, 0));
+  run.kernels.push_back(MakeKernel(1, 100 * kMs, 200 * kMs, 7, 1));
+  Attribution a = Attribute(run);
+  EXPECT_NEAR(std::max(a.op_j[0], a.op_j[1]), 20, 1e-9);  // the op cut as root holds both
+  EXPECT_NEAR(std::min(a.op_j[0], a.op_j[1]), 10, 1e-9);
+}
+
 // Ranges take what was launched on their thread while open: through the API
 // call's correlation id, else the launching op's start; others by midpoint.
 TEST(Attribution, RangesGetKernelsLaunchedOnTheirThreadWhileOpen) {

@@ -163,6 +163,12 @@ def test_repeat_records_each_execution_over_shared_inputs():
 def test_bad_arguments_say_what_is_wrong(tmp_path):
     with pytest.raises(ValueError, match="repeat=0"):
         record_jax(jnp.sin, jnp.ones(2), repeat=0)
+    with pytest.raises(ValueError, match="energy='nvm'"):
+        record_jax(jnp.sin, jnp.ones(2), energy="nvm")
+    kept = tmp_path / "kept.mgt"
+    kept.write_bytes(b"x")
+    with pytest.raises(FileExistsError, match="kept.mgt: already exists"):
+        record_jax(jnp.sin, jnp.ones(2), path=str(kept))
 
 
 def test_kernels_of_a_jit_executable_go_to_the_equations_of_their_hlo_instructions():
@@ -284,3 +290,35 @@ def test_magneton_record_jax_is_the_recorder_imported_on_first_use():
     import magneton
 
     assert magneton.record_jax is record_jax
+
+
+@needs_extension
+def test_native_session_places_devices_and_writes_ranges_and_stats(tmp_path):
+    """The writer under record_jax, driven directly: a GPU row is added once
+    per ordinal; without a CUPTI tracer in the build (or no GPU) tracing is
+    unavailable and says so; ranges, stats and info extra are written."""
+    import magneton
+
+    path = str(tmp_path / "s.mgt")
+    gpu = {"kind": "gpu", "ordinal": 0, "name": "X", "uuid": "GPU-1", "memory_bytes": 1}
+    s = native.jax_writer().Session(path, devices=[gpu, dict(gpu)], start_ns=1)
+    assert list(s.device_ids) == [0, 0]
+    s.push(0)
+    s.pop()
+    assert s.stop_tracing() == []
+    rows = {"ranges": [{"id": 0, "name": "blk", "domain": "jax.named_scope", "thread": 1, "start_ns": 2,
+                        "end_ns": 3, "parent": -1}],
+            "stats": [{"name": "x", "severity": "info", "value": 2, "description": "d"}],
+            "extra": {"framework": "jax"}, "config": {"jax.backend": "gpu"}}
+    summary = s.stop(rows, 9, [])
+    assert summary["kernels"] == 0
+    run = magneton.load_run(path)
+    assert [d["uuid"] for d in run["devices"]] == ["GPU-1"]
+    assert run["info"]["extra"]["framework"] == "jax" and run["info"]["end_ns"] == 9
+    names = {st["name"] for st in run["stats"]}
+    assert "x" in names
+    assert summary["kernel_tracer"] or "kernel_tracing_unavailable" in names
+    import sqlite3  # load_run's dicts leave ranges out; the store is SQLite (docs/run-format.md)
+    assert sqlite3.connect(path).execute("SELECT COUNT(*) FROM ranges").fetchone()[0] == 1
+    with pytest.raises(ValueError, match="already stopped"):
+        s.stop({}, 10, [])

@@ -210,3 +210,21 @@ def test_exception_in_block_propagates_and_run_is_written(tmp_path):
 def test_bad_energy_name_is_one_clear_error(tmp_path):
     with pytest.raises(ValueError, match="energy='watts'"):
         magneton.record(tmp_path / "x.mgt", energy="watts")
+
+
+def test_kernels_without_correlation_link_to_innermost_op_by_time(tmp_path):
+    ext = magneton.recorder.extension()
+    tid, pthread = 101, 0x7F00AA
+    ops = [(0, -1, tid, 100, 200),   # aten::linear
+           (1, 0, tid, 110, 150),    #   aten::addmm
+           (2, -1, tid, 300, 400),   # aten::relu
+           (3, -1, 202, 100, 400)]   # an op on another thread
+    api_calls = [(7, pthread, 120),  # inside addmm
+                 (8, pthread, 160),  # inside linear, after addmm ended
+                 (9, pthread, 250),  # between ops: no op
+                 (10, tid, 350),     # thread named by tid directly
+                 (11, pthread, 310)]
+    kernels = [(0, 7, -1), (1, 8, -1), (2, 9, -1), (3, 10, -1), (4, 11, 3)]  # kernel 4: already correlated
+    out = ext._link_kernels_by_time(str(tmp_path / "k.mgt"), ops, api_calls, kernels, {pthread: tid})
+    assert [out[i] for i in range(5)] == [1, 0, -1, 2, 3]
+    assert (out["by_time"], out["by_correlation"]) == (3, 1)

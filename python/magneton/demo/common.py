@@ -25,9 +25,13 @@ def parse_args(doc: str, variants: tuple[str, ...]) -> argparse.Namespace:
 def pick_device(torch, wanted: str) -> str:
     if wanted == "cuda" and not torch.cuda.is_available():
         sys.exit("magneton demo: --device cuda, but torch sees no CUDA device")
-    if wanted == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return wanted
+    device = ("cuda" if torch.cuda.is_available() else "cpu") if wanted == "auto" else wanted
+    if device == "cpu":
+        # One intra-op thread: on a shared machine, waking sleeping worker
+        # threads costs milliseconds at random ops, which would drown the
+        # differences the demo is about in scheduling noise.
+        torch.set_num_threads(1)
+    return device
 
 
 def say(msg: str) -> None:

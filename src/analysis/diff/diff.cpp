@@ -111,7 +111,19 @@ std::vector<ConfigDelta> ConfigDiff(const Run& a, const Run& b) {
   return out;
 }
 
-// Worker-op names with their call sites: regions that repeat the same code
+// For host (CPU wall) times: how much longer b's matched regions take than
+// a's, typically: the median of the per-region log ratios, so the few regions
+// that really differ (or stalled) do not move it.
+double HostSpeedRatio(const std::vector<SideCost>& a, const std::vector<SideCost>& b) {
+  std::vector<double> logs;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].cost() > 0 && b[i].cost() > 0) logs.push_back(std::log(b[i].cost() / a[i].cost()));
+  if (logs.size() < 5) return 1;  // too few regions to tell the machine from the code
+  std::nth_element(logs.begin(), logs.begin() + static_cast<std::ptrdiff_t>(logs.size() / 2), logs.end());
+  return std::exp(logs[logs.size() / 2]);
+}
+
+// Compute-op names with their call sites: regions that repeat the same code
 // (every layer, every iteration) share this key and become one finding.
 std::string GroupKey(const RegionSide& side, std::vector<std::string>* names) {
   std::vector<std::string> parts;
@@ -191,7 +203,7 @@ void Classify(Finding& f, double whole_costly, const DiffOptions& o, bool energy
   } else if (share < o.min_share) {
     f.why = fmt::format("{:.3f}% of the run: too small to resolve (minimum {:.2f}%)", share * 100,
                         o.min_share * 100);
-  } else if (logs.size() >= 3 && mean <= o.significance * se) {
+  } else if (logs.size() >= 2 && mean <= o.significance * se) {
     f.why = fmt::format("not consistent over {} instances (per-instance spread {:.0f}%)",
                         logs.size(), f.noise_pct);
   } else if (energy && hi.seconds < lo.seconds * (1 - o.max_speedup)) {
@@ -264,14 +276,14 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
     report.notes.push_back(fmt::format("the runs ran {} and {} iterations: savings are per iteration of run a",
                                        report.a.iterations, report.b.iterations));
   report.config = ConfigDiff(a, b);
-  auto time_only = [&](SideCost c) {
-    if (!report.energy_measured) {
-      c.joules = kUnmeasured;
-      c.source = CostSource::kTime;
-      c.instances = {c.seconds};
+  if (!report.energy_measured) {
+    ca.UseTimeOnly();
+    cb.UseTimeOnly();
+    if (!report.a.has_kernels && !report.b.has_kernels) {
+      ca.UseFastestRepetition();
+      cb.UseFastestRepetition();
     }
-    return c;
-  };
+  }
 
   // Group the regions that repeat the same code.
   std::map<std::string, size_t> group_of;
@@ -281,7 +293,29 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
   std::vector<double> representative_cost;
   std::vector<size_t> region_group;
   double matched_a = 0, matched_b = 0;
+  std::vector<SideCost> costs_a, costs_b;
   for (const auto& r : match.regions) {
+    costs_a.push_back(ca.Cost(r.ops_a));
+    costs_b.push_back(cb.Cost(r.ops_b));
+  }
+  double scale_b = 1;  // b's host times are divided by this
+  if (!report.energy_measured && !report.a.has_kernels && !report.b.has_kernels && options.normalize_host_time) {
+    scale_b = HostSpeedRatio(costs_a, costs_b);
+    if (std::fabs(std::log(scale_b)) > 0.02) {
+      for (auto& c : costs_b) {
+        c.seconds /= scale_b;
+        for (auto& x : c.instances) x /= scale_b;
+      }
+      report.host_time_ratio = scale_b;
+      report.notes.push_back(fmt::format(
+          "host times: run b ran {:.2f}x as long as run a in the typical matched region (machine load or clocks "
+          "differ between the recordings); b's times are divided by {:.2f} before comparing, so only regions that "
+          "differ from the rest are found (--absolute-time to compare as measured)",
+          scale_b, scale_b));
+    }
+  }
+  for (size_t ri = 0; ri < match.regions.size(); ++ri) {
+    const RegionMatch& r = match.regions[ri];
     RegionSide sa{&a, &ca, &r.ops_a}, sb{&b, &cb, &r.ops_b};
     std::vector<std::string> na, nb;
     std::string key = GroupKey(sa, &na) + " || " + GroupKey(sb, &nb);
@@ -294,7 +328,11 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
       representative_cost.push_back(-1);
     }
     Finding& f = groups[it->second];
-    SideCost cost_a = time_only(ca.Cost(r.ops_a)), cost_b = time_only(cb.Cost(r.ops_b));
+    SideCost cost_a = std::move(costs_a[ri]), cost_b = std::move(costs_b[ri]);
+    // Instances pair up by position (repetition of the measured pass).
+    size_t n = std::min(cost_a.instances.size(), cost_b.instances.size());
+    cost_a.instances.resize(n);
+    cost_b.instances.resize(n);
     matched_a += cost_a.cost();
     matched_b += cost_b.cost();
     f.regions.push_back(r.id);
@@ -317,7 +355,7 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
       representative[it->second] = &r;
     }
   }
-  double whole_a = report.a.cost(), whole_b = report.b.cost();
+  double whole_a = report.a.cost(), whole_b = report.b.cost() / scale_b;
   report.matched_share_a = whole_a > 0 ? matched_a / whole_a : 0;
   report.matched_share_b = whole_b > 0 ? matched_b / whole_b : 0;
   report.unmatched_ops_a = static_cast<int64_t>(match.unmatched_a.size());

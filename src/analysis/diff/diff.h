@@ -24,6 +24,7 @@ struct DiffOptions {
   double min_share = 0.001;        // groups below this share of the run's cost are noise
   double significance = 2.0;       // mean log-ratio must exceed this many standard errors
   int64_t iterations = 0;          // 0: from RunInfo.extra["iterations"], else 1
+  bool normalize_host_time = true; // CPU-only runs: factor out a whole-machine speed difference
   std::vector<Rule> rules;         // known inefficiency patterns (rules/*.json)
 };
 
@@ -64,6 +65,7 @@ struct DiffReport {
   std::vector<RegionPair> regions;
   int64_t unmatched_ops_a = 0, unmatched_ops_b = 0;
   double matched_share_a = 0, matched_share_b = 0;  // of the whole run's cost, in regions
+  double host_time_ratio = 1;       // b's host times were divided by this (1: not normalized)
   std::vector<ConfigDelta> config;  // every key that differs between the snapshots
   std::vector<std::string> notes;   // what could not be measured, fallbacks taken
 

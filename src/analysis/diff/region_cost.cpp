@@ -38,6 +38,7 @@ void CostModel::UseMeasuredPass(const CostModel* measured, PassAlignment alignme
 }
 
 bool CostModel::energy_measured() const {
+  if (time_only_) return false;
   return measured_ ? measured_->energy_measured() : attribution_.measured;
 }
 
@@ -51,18 +52,29 @@ std::vector<int64_t> CostModel::Subtree(int64_t op) const {
   return out;
 }
 
+namespace {
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
 double CostModel::Seconds(int64_t op) const {
-  if (measured_) {
-    const auto& ms = alignment_.measured_ops[op];
-    double sum = 0;
-    for (auto m : ms) sum += measured_->Seconds(m);
-    return ms.empty() ? 0 : sum / static_cast<double>(ms.size());
-  }
+  if (!measured_) return OwnSeconds(op);
+  std::vector<double> reps;
+  for (auto m : alignment_.measured_ops[op]) reps.push_back(measured_->OwnSeconds(m));
+  return Median(std::move(reps));
+}
+
+double CostModel::OwnSeconds(int64_t op) const {
   // On a device, the kernels' time is what costs energy; on a CPU-only run,
   // the operator's wall time is all there is.
-  if (!has_kernels()) return (run_.ops[op].end_ns - run_.ops[op].start_ns) * 1e-9;
-  if (op < static_cast<int64_t>(attribution_.op_gpu_ns.size()))
-    return attribution_.op_gpu_ns[op] * 1e-9;
+  if (run_.kernels.empty()) return (run_.ops[op].end_ns - run_.ops[op].start_ns) * 1e-9;
+  if (op < static_cast<int64_t>(attribution_.op_gpu_ns.size())) return attribution_.op_gpu_ns[op] * 1e-9;
   double ns = 0;
   std::unordered_set<int64_t> sub;
   for (auto o : Subtree(op)) sub.insert(o);
@@ -77,35 +89,25 @@ double CostModel::AttributedJoules(int64_t op) const {
   return std::isnan(j) ? 0 : j;
 }
 
-// Without replays: the measured pass's average over its repetitions, else
-// this run's attribution.
-CostModel::OpCost CostModel::OwnCostOf(int64_t op) const {
-  if (!measured_) return {AttributedJoules(op), Seconds(op), false};
-  const auto& ms = alignment_.measured_ops[op];
-  OpCost c{0, 0, false};
-  for (auto m : ms) {
-    auto mc = measured_->OwnCostOf(m);
-    c.joules += mc.joules;
-    c.seconds += mc.seconds;
-  }
-  if (!ms.empty()) {
-    c.joules /= static_cast<double>(ms.size());
-    c.seconds /= static_cast<double>(ms.size());
-  }
-  return c;
+// Without replays: one repetition of the measured pass, else this run's own
+// attribution and times.
+CostModel::OpCost CostModel::OwnCostOf(int64_t op, int64_t rep) const {
+  if (!measured_) return {AttributedJoules(op), OwnSeconds(op), false};
+  int64_t m = alignment_.measured_ops[op][rep];
+  return {measured_->AttributedJoules(m), measured_->OwnSeconds(m), false};
 }
 
-CostModel::OpCost CostModel::CostOf(int64_t op) const {
+CostModel::OpCost CostModel::CostOf(int64_t op, int64_t rep) const {
   if (auto it = replay_by_signature_.find(OpSignature(run_, run_.ops[op])); it != replay_by_signature_.end())
     return {it->second->joules_per_call, it->second->seconds_per_call, true};
-  if (!has_replay_below_[op]) return OwnCostOf(op);
+  if (!has_replay_below_[op]) return OwnCostOf(op, rep);
   // Some children were replayed: their replay cost, plus what the op costs
   // beyond its children by the other measurements.
   OpCost c{0, 0, false};
-  OpCost own = OwnCostOf(op);
+  OpCost own = OwnCostOf(op, rep);
   for (auto ch : children_[op]) {
-    auto cc = CostOf(ch);
-    auto co = OwnCostOf(ch);
+    auto cc = CostOf(ch, rep);
+    auto co = OwnCostOf(ch, rep);
     c.joules += cc.joules;
     c.seconds += cc.seconds;
     c.replayed |= cc.replayed;
@@ -125,17 +127,21 @@ SideCost CostModel::Cost(const std::vector<int64_t>& ops) const {
       if (in_set.count(p)) return true;
     return false;
   };
-  SideCost out;
-  double joules = 0;
+  std::vector<int64_t> top;
+  for (auto op : ops)
+    if (op >= 0 && op < static_cast<int64_t>(run_.ops.size()) && !nested(op)) top.push_back(op);
+  const int64_t reps = measured_ ? std::max<int64_t>(1, alignment_.repeats) : 1;
+  std::vector<double> joules(reps, 0), seconds(reps, 0);
   bool any_replay = false, all_replay = true;
-  for (auto op : ops) {
-    if (op < 0 || op >= static_cast<int64_t>(run_.ops.size()) || nested(op)) continue;
-    auto c = CostOf(op);
-    joules += c.joules;
-    out.seconds += c.seconds;
-    any_replay |= c.replayed;
-    all_replay &= c.replayed;
-  }
+  for (int64_t r = 0; r < reps; ++r)
+    for (auto op : top) {
+      auto c = CostOf(op, r);
+      joules[r] += c.joules;
+      seconds[r] += c.seconds;
+      any_replay |= c.replayed;
+      all_replay &= c.replayed;
+    }
+  SideCost out;
   if (any_replay && all_replay) {
     out.source = CostSource::kReplay;
   } else if (!energy_measured()) {
@@ -143,8 +149,14 @@ SideCost CostModel::Cost(const std::vector<int64_t>& ops) const {
   } else {
     out.source = any_replay ? CostSource::kMixed : CostSource::kAttributed;
   }
-  if (out.source != CostSource::kTime) out.joules = joules;
-  out.instances = {out.cost()};
+  if (fastest_ && out.source == CostSource::kTime) {
+    out.seconds = *std::min_element(seconds.begin(), seconds.end());
+    out.instances = {out.seconds};
+    return out;
+  }
+  out.seconds = Median(seconds);
+  if (out.source != CostSource::kTime) out.joules = Median(joules);
+  out.instances = out.source == CostSource::kTime ? seconds : joules;
   return out;
 }
 

@@ -24,11 +24,19 @@ class CostModel {
   void UseMeasuredPass(const CostModel* measured, PassAlignment alignment);
 
   bool energy_measured() const;
+  // Compares by time even though energy was measured (the other side has none).
+  void UseTimeOnly() { time_only_ = true; }
+  // Host wall times from a measured pass: interference (other processes,
+  // stalled worker threads) only ever adds time, so the fastest repetition
+  // is the estimate, one instance per region.
+  void UseFastestRepetition() { fastest_ = true; }
   bool has_kernels() const;
   bool used_replays() const { return !replay_by_signature_.empty(); }
   int64_t measured_repeats() const { return measured_ ? alignment_.repeats : 0; }
 
-  // The cost of these ops; an op nested inside another op of the set counts once.
+  // The cost of these ops; an op nested inside another op of the set counts
+  // once. With a measured pass: the median over its repetitions, and
+  // SideCost::instances holds each repetition's cost (the noise test uses them).
   SideCost Cost(const std::vector<int64_t>& ops) const;
   // The recording window: all devices' energy, the run's duration (per
   // repetition of the recorded ops, with a measured pass).
@@ -37,7 +45,8 @@ class CostModel {
   const std::vector<int64_t>& children(int64_t op) const { return children_[op]; }
   // The op and every op nested in it, in id order.
   std::vector<int64_t> Subtree(int64_t op) const;
-  // Device time of the op's kernels (inclusive); wall time on a run without kernels.
+  // Device time of the op's kernels (inclusive); wall time on a run without
+  // kernels. With a measured pass: the median over its repetitions.
   double Seconds(int64_t op) const;
 
  private:
@@ -45,8 +54,10 @@ class CostModel {
     double joules = 0, seconds = 0;
     bool replayed = false;
   };
-  OpCost CostOf(int64_t op) const;
-  OpCost OwnCostOf(int64_t op) const;  // from this run's records alone
+  // rep: the repetition of the measured pass to cost from (ignored without one).
+  OpCost CostOf(int64_t op, int64_t rep) const;
+  OpCost OwnCostOf(int64_t op, int64_t rep) const;  // without replays
+  double OwnSeconds(int64_t op) const;               // from this run's own records
   double AttributedJoules(int64_t op) const;
 
   const Run& run_;
@@ -56,6 +67,8 @@ class CostModel {
   std::vector<char> has_replay_below_;  // by op: it or a descendant has a replay
   const CostModel* measured_ = nullptr;
   PassAlignment alignment_;
+  bool time_only_ = false;
+  bool fastest_ = false;
 };
 
 }  // namespace magneton::analysis

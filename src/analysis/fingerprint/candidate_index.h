@@ -1,12 +1,17 @@
 // Candidate equivalent tensors by hashing coarse features, so finding the
 // equivalents of N tensors among M costs about N + M, never N x M.
 //
-// Key: (numel, dtype class, bucket of log(rms)); buckets are as wide as the
-// largest log(rms) gap the tolerance allows, so two tensors within tolerance
-// land in the same or a neighboring bucket and a query probes three. Inside a bucket the entries are sorted by
-// mean/rms and a query scans only the window that the tolerance allows.
+// Key: (numel, dtype class, quantile count, bucket of log(rms)); buckets are
+// as wide as the largest log(rms) gap the tolerance allows, so two tensors
+// within tolerance land in the same or a neighboring bucket and a query
+// probes three. Inside a bucket entries are sorted by mean/rms; a query scans
+// the window the tolerance allows and drops entries whose other scale-free
+// features (quartiles, mean |x|) are out of reach before any full comparison.
+// Every bound is derived from FingerprintDifference's definition, so the
+// index never hides a tensor that the comparison would accept.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -29,50 +34,54 @@ class CandidateIndex {
   size_t size() const { return entries_.size(); }
 
  private:
+  // log rms, mean/rms, asinh(q25/rms), asinh(q50/rms), asinh(q75/rms), log(mean|x| / rms)
+  static constexpr int kFeatures = 6;
+  using Features = std::array<float, kFeatures>;
   struct Entry {
     uint64_t key;
-    double skew;  // mean / rms, in [-1, 1]
+    Features f;
     int32_t id;
   };
-  struct Features {
+  struct Description {
     bool ok = false;
     uint64_t key_base = 0;
     int64_t bucket = 0;
-    double skew = 0;
+    Features f{};
   };
-  Features Describe(const Tensor& t) const;
+  Description Describe(const Tensor& t) const;
   static uint64_t Key(uint64_t base, int64_t bucket);
 
-  double bucket_width_;
-  double skew_window_;
-  std::vector<Entry> entries_;                          // sorted by (key, skew)
+  Features radius_{};  // the largest gap per feature two equivalent tensors can have
+  std::vector<Entry> entries_;  // sorted by (key, mean/rms)
   std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> ranges_;  // key -> [begin, end)
 };
 
 template <class Visit>
 void CandidateIndex::ForEachCandidate(const Tensor& t, Visit&& visit) const {
-  const Features f = Describe(t);
-  if (!f.ok) return;
-  // With |mean_a - mean_b| <= tol * rms_max and rms_min >= (1 - tol) rms_max,
-  // |mean_a/rms_a - mean_b/rms_b| <= 2 tol / (1 - tol).
-  const double window = skew_window_;
-  for (int64_t b = f.bucket - 1; b <= f.bucket + 1; ++b) {
-    auto it = ranges_.find(Key(f.key_base, b));
+  const Description d = Describe(t);
+  if (!d.ok) return;
+  for (int64_t b = d.bucket - 1; b <= d.bucket + 1; ++b) {
+    auto it = ranges_.find(Key(d.key_base, b));
     if (it == ranges_.end()) continue;
     const Entry* first = entries_.data() + it->second.first;
     const Entry* last = entries_.data() + it->second.second;
-    const Entry* lo = first;
-    // Binary search the window start inside the bucket.
-    for (auto count = last - first; count > 0;) {
+    const float low = d.f[1] - radius_[1], high = d.f[1] + radius_[1];
+    const Entry* e = first;
+    for (auto count = last - first; count > 0;) {  // first entry with mean/rms >= low
       auto step = count / 2;
-      if (lo[step].skew < f.skew - window) {
-        lo += step + 1;
+      if (e[step].f[1] < low) {
+        e += step + 1;
         count -= step + 1;
       } else {
         count = step;
       }
     }
-    for (const Entry* e = lo; e != last && e->skew <= f.skew + window; ++e) visit(e->id);
+    for (; e != last && e->f[1] <= high; ++e) {
+      bool near = true;
+      for (int k = 0; k < kFeatures && near; ++k)
+        if (k != 1) near = std::abs(e->f[k] - d.f[k]) <= radius_[k];
+      if (near) visit(e->id);
+    }
   }
 }
 

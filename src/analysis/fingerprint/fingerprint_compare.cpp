@@ -5,7 +5,6 @@
 #include <cctype>
 #include <cmath>
 #include <numeric>
-#include <vector>
 
 namespace magneton::analysis {
 
@@ -39,10 +38,24 @@ double RelDiff(double a, double b, double scale) {
   return std::fabs(a - b) / scale;
 }
 
-std::vector<int64_t> SignificantDims(const std::vector<int64_t>& shape) {
-  std::vector<int64_t> dims;
-  for (auto d : shape)
-    if (d != 1) dims.push_back(d);
+// The dims that carry information (size-1 dims add trivial unfoldings), in
+// order; tensors of more than kMaxDims significant dims skip spectra.
+constexpr size_t kMaxDims = 8;
+struct Dims {
+  std::array<int64_t, kMaxDims> d{};
+  size_t n = 0;
+  bool ok = true;
+};
+Dims SignificantDims(const std::vector<int64_t>& shape) {
+  Dims dims;
+  for (auto d : shape) {
+    if (d == 1) continue;
+    if (dims.n == kMaxDims) {
+      dims.ok = false;
+      break;
+    }
+    dims.d[dims.n++] = d;
+  }
   return dims;
 }
 
@@ -60,40 +73,39 @@ double SpectrumDiff(const std::vector<float>& a, const std::vector<float>& b) {
 
 // Spectra are stored per significant dim, in dim order. A permutation of the
 // dims permutes the list, so compare them as a multiset: within each group of
-// equal dim sizes take the best assignment (brute force for small groups,
-// which is every real tensor; sorted by leading value beyond that).
-double SpectraDiff(const std::vector<int64_t>& dims_a, const Fingerprint& fa, const std::vector<int64_t>& dims_b,
-                   const Fingerprint& fb) {
-  if (fa.spectra.size() != dims_a.size() || fb.spectra.size() != dims_b.size()) return 0;
-  std::vector<int64_t> sa = dims_a, sb = dims_b;
-  std::sort(sa.begin(), sa.end());
-  std::sort(sb.begin(), sb.end());
-  if (sa != sb) return 0;  // a reshape regroups the elements: unfoldings are not comparable
+// equal dim sizes take the best assignment (brute force for groups of up to
+// five, which is every real tensor; sorted by leading value beyond that).
+double SpectraDiff(const Dims& da, const Fingerprint& fa, const Dims& db, const Fingerprint& fb) {
+  if (!da.ok || !db.ok || da.n != db.n || fa.spectra.size() != da.n || fb.spectra.size() != db.n) return 0;
+  std::array<int64_t, kMaxDims> sa = da.d, sb = db.d;
+  std::sort(sa.begin(), sa.begin() + da.n);
+  std::sort(sb.begin(), sb.begin() + db.n);
+  if (!std::equal(sa.begin(), sa.begin() + da.n, sb.begin())) return 0;  // a reshape regroups elements
   double worst = 0;
-  for (size_t i = 0; i < sa.size();) {
+  for (size_t i = 0; i < da.n;) {
     const int64_t size = sa[i];
     size_t j = i;
-    while (j < sa.size() && sa[j] == size) ++j;
-    std::vector<const std::vector<float>*> ga, gb;
-    for (size_t k = 0; k < dims_a.size(); ++k)
-      if (dims_a[k] == size) ga.push_back(&fa.spectra[k]);
-    for (size_t k = 0; k < dims_b.size(); ++k)
-      if (dims_b[k] == size) gb.push_back(&fb.spectra[k]);
-    const size_t g = ga.size();
+    while (j < da.n && sa[j] == size) ++j;
+    std::array<const std::vector<float>*, kMaxDims> ga{}, gb{};
+    size_t g = 0, h = 0;
+    for (size_t k = 0; k < da.n; ++k)
+      if (da.d[k] == size) ga[g++] = &fa.spectra[k];
+    for (size_t k = 0; k < db.n; ++k)
+      if (db.d[k] == size) gb[h++] = &fb.spectra[k];
     double best = kNotComparable;
     if (g <= 5) {
-      std::vector<size_t> perm(g);
-      std::iota(perm.begin(), perm.end(), 0);
+      std::array<size_t, kMaxDims> perm{};
+      std::iota(perm.begin(), perm.begin() + g, 0);
       do {
         double w = 0;
         for (size_t k = 0; k < g && w < best; ++k) w = std::max(w, SpectrumDiff(*ga[k], *gb[perm[k]]));
         best = std::min(best, w);
-      } while (best > 0 && std::next_permutation(perm.begin(), perm.end()));
+      } while (best > 0 && std::next_permutation(perm.begin(), perm.begin() + g));
     } else {
       auto lead = [](const std::vector<float>* s) { return s->empty() ? 0.0f : (*s)[0]; };
       auto by_lead = [&](auto* x, auto* y) { return lead(x) < lead(y); };
-      std::sort(ga.begin(), ga.end(), by_lead);
-      std::sort(gb.begin(), gb.end(), by_lead);
+      std::sort(ga.begin(), ga.begin() + g, by_lead);
+      std::sort(gb.begin(), gb.begin() + g, by_lead);
       best = 0;
       for (size_t k = 0; k < g; ++k) best = std::max(best, SpectrumDiff(*ga[k], *gb[k]));
     }
@@ -109,7 +121,8 @@ double FingerprintDifference(const Tensor& a, const Tensor& b) {
   if (!a.fingerprint || !b.fingerprint) return kNotComparable;
   const Fingerprint& fa = *a.fingerprint;
   const Fingerprint& fb = *b.fingerprint;
-  if (fa.numel != fb.numel || ClassifyDtype(a.dtype) != ClassifyDtype(b.dtype)) return kNotComparable;
+  if (fa.numel != fb.numel || (a.dtype != b.dtype && ClassifyDtype(a.dtype) != ClassifyDtype(b.dtype)))
+    return kNotComparable;
   if (fa.numel == 0) return 0;
   const double rms_a = RootMeanSquare(fa), rms_b = RootMeanSquare(fb);
   const double s = std::max(rms_a, rms_b);

@@ -72,29 +72,48 @@ DataflowGraph BuildDataflowGraph(const Run& run) {
   g.reads_graph_input.assign(n, 0);
 
   // Replay reads and writes in execution order: a read sees the latest write.
-  std::vector<int32_t> current(n_tensors, -1);
+  // What a node writes is what its own op returns; a nested op's output
+  // (an allocation, a view of an input, an intermediate) becomes a value of
+  // the node only if another node reads it.
+  constexpr int32_t kNoWrite = -1;
+  auto nested = [](int32_t node) { return -2 - node; };  // pending nested write
+  std::vector<int32_t> current(n_tensors, kNoWrite);
   std::vector<std::pair<int32_t, int32_t>> writes, reads;  // (node, value)
+  auto new_value = [&](int64_t t, int32_t node) {
+    current[t] = static_cast<int32_t>(g.values.size());
+    writes.emplace_back(node, current[t]);
+    g.values.push_back({t, node});
+    return current[t];
+  };
   for (int64_t op = 0; op < n_ops; ++op) {
     const int32_t node = g.op_node[op];
     if (node < 0) continue;
     for (int64_t t : run.ops[op].inputs) {
       if (t < 0 || t >= n_tensors) continue;
-      const int32_t v = current[t];
-      if (v < 0) {
+      int32_t v = current[t];
+      if (v == kNoWrite) {
         g.reads_graph_input[node] = 1;
-      } else if (g.values[v].producer < node) {
-        reads.emplace_back(node, v);
-      } else if (g.values[v].producer > node) {
-        ++g.backward_reads;  // written by a node that started later: no forward edge exists
+        continue;
       }
+      if (v < kNoWrite) {
+        const int32_t writer = -2 - v;
+        if (writer == node) continue;
+        v = new_value(t, writer);
+      }
+      if (g.values[v].producer < node)
+        reads.emplace_back(node, v);
+      else if (g.values[v].producer > node)
+        ++g.backward_reads;  // written by a node that started later: no forward edge exists
     }
+    const bool top = g.node_op[node] == op;
     for (int64_t t : run.ops[op].outputs) {
       if (t < 0 || t >= n_tensors) continue;
       const int32_t v = current[t];
       if (v >= 0 && g.values[v].producer == node) continue;  // nested op and its parent list the same tensor
-      current[t] = static_cast<int32_t>(g.values.size());
-      writes.emplace_back(node, current[t]);
-      g.values.push_back({t, node});
+      if (top)
+        new_value(t, node);
+      else
+        current[t] = nested(node);
     }
   }
 

@@ -47,16 +47,52 @@ uint64_t ClassHash(int32_t c) {
 
 }  // namespace
 
+// Joins each value that passes its input on unchanged (a view, a copy, a
+// cast within tolerance) with that input, on one side. Such a value needs no
+// search of its own: one comparison with a nearby tensor, instead of one per
+// layout variant on the other side. Returns, per value, whether it leads its
+// class (it is searched for, or indexed).
+std::vector<uint8_t> JoinLayoutChains(const MatchSide& s, const std::vector<const Tensor*>& tensors,
+                                      double tolerance, int32_t offset, UnionFind& uf, int64_t& comparisons) {
+  const DataflowGraph& g = s.graph;
+  std::vector<uint8_t> leads(tensors.size(), 0);
+  for (size_t v = 0; v < tensors.size(); ++v) {
+    const Tensor* t = tensors[v];
+    if (!t || !Informative(*t)) continue;
+    leads[v] = 1;
+    const int32_t node = g.values[v].producer;
+    const double rms = RootMeanSquare(*t->fingerprint);
+    for (const int32_t* r = g.reads.from(node); r != g.reads.to(node); ++r) {
+      const Tensor* in = tensors[*r];
+      if (!in || !in->fingerprint || in->fingerprint->numel != t->fingerprint->numel) continue;
+      const double rms_in = RootMeanSquare(*in->fingerprint);
+      if (std::fabs(rms - rms_in) > tolerance * std::max(rms, rms_in)) continue;  // cheap reject
+      ++comparisons;
+      if (FingerprintDifference(*t, *in) <= tolerance) {
+        uf.Join(offset + static_cast<int32_t>(v), offset + *r);
+        leads[v] = 0;
+        break;
+      }
+    }
+  }
+  return leads;
+}
+
 TensorClasses ClassifyValues(const MatchSide& a, const MatchSide& b, double tolerance, int max_equivalents) {
   TensorClasses out;
   const std::vector<const Tensor*> ta = CoreValueTensors(a), tb = CoreValueTensors(b);
   const int32_t na = static_cast<int32_t>(ta.size()), nb = static_cast<int32_t>(tb.size());
-  CandidateIndex index(tb, tolerance);
   UnionFind uf(static_cast<size_t>(na) + nb);
+  const std::vector<uint8_t> lead_a = JoinLayoutChains(a, ta, tolerance, 0, uf, out.comparisons);
+  const std::vector<uint8_t> lead_b = JoinLayoutChains(b, tb, tolerance, na, uf, out.comparisons);
+  std::vector<const Tensor*> indexed(tb);
+  for (int32_t w = 0; w < nb; ++w)
+    if (!lead_b[w]) indexed[w] = nullptr;
+  CandidateIndex index(indexed, tolerance);
   const double size_a = std::max(1, a.size()), size_b = std::max(1, b.size());
   std::vector<std::pair<double, int32_t>> found;  // (distance in relative position, b value)
   for (int32_t v = 0; v < na; ++v) {
-    if (!ta[v] || !Informative(*ta[v])) continue;
+    if (!lead_a[v]) continue;
     const double pos = a.graph.values[v].producer / size_a;
     found.clear();
     index.ForEachCandidate(*ta[v], [&](int32_t w) {

@@ -5,6 +5,7 @@
 #include <torch/csrc/utils/pybind.h>
 
 #include "capture/torch/fingerprint.h"
+#include "capture/torch/kernel_link.h"
 #include "capture/torch/recorder.h"
 #include "capture/torch/run_dict.h"
 #include "core/store.h"
@@ -85,6 +86,57 @@ std::unique_ptr<Recorder> StartRecorder(const std::string& path, bool overwrite,
   return Take(Recorder::Start(o));
 }
 
+// Test hook for the time-window kernel linking: writes `kernels` and their
+// launching `api_calls` through a LaunchIndex into a new run at `path`, links
+// them to `ops` and returns {kernel id: op id}. Rows are tuples:
+// ops (id, parent, thread, start, end); api_calls (correlation, thread, start);
+// kernels (id, correlation, op).
+py::dict LinkKernelsByTime(const std::string& path, const std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>>& ops,
+                           const std::vector<std::tuple<int64_t, int64_t, int64_t>>& api_calls,
+                           const std::vector<std::tuple<int64_t, int64_t, int64_t>>& kernels,
+                           const std::unordered_map<int64_t, int64_t>& thread_ids) {
+  auto writer = Take(RunWriter::Create(path, RunInfo{}, true));
+  LaunchIndex index(writer.get());
+  std::vector<Op> rows;
+  for (const auto& [id, parent, thread, start, end] : ops) {
+    Op op;
+    op.id = id;
+    op.parent = parent;
+    op.thread = thread;
+    op.start_ns = start;
+    op.end_ns = end;
+    op.name = "op" + std::to_string(id);
+    if (Status st = writer->Add(op); !st.ok()) Raise(st.error());
+    rows.push_back(op);
+  }
+  int64_t next_call = 0;
+  for (const auto& [corr, thread, start] : api_calls) {
+    ApiCall a;
+    a.id = next_call++;
+    a.name = "cudaLaunchKernel";
+    a.correlation = corr;
+    a.thread = thread;
+    a.start_ns = start;
+    a.end_ns = start + 1;
+    if (Status st = index.Add(a); !st.ok()) Raise(st.error());
+  }
+  for (const auto& [id, corr, op] : kernels) {
+    Kernel k;
+    k.id = id;
+    k.correlation = corr;
+    k.op = op;
+    if (Status st = index.Add(k); !st.ok()) Raise(st.error());
+  }
+  auto counts = Take(index.LinkByTime(rows, thread_ids));
+  if (Status st = writer->Close(); !st.ok()) Raise(st.error());
+  Run run = Take(LoadRun(path));
+  py::dict out;
+  for (const auto& k : run.kernels) out[py::int_(k.id)] = k.op;
+  out["by_time"] = counts.by_time;
+  out["by_correlation"] = counts.by_correlation;
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_torch, m) {
@@ -132,4 +184,6 @@ PYBIND11_MODULE(_torch, m) {
         return RunDict(Take(std::move(run)));
       },
       py::arg("path"), "Loads a .mgt run file into plain Python dicts and lists.");
+
+  m.def("_link_kernels_by_time", &LinkKernelsByTime, "Test hook for kernel-to-op linking by time window.");
 }

@@ -69,7 +69,9 @@ Result<std::unique_ptr<Recorder>> Recorder::Start(const RecorderOptions& options
 
   bool has_gpu = false;
   for (const auto& d : options.devices) has_gpu |= d.kind == "gpu";
-  if (options.kernels && has_gpu) {
+  // The recording pass (fingerprints) launches its own kernels inside ops'
+  // correlation scopes; kernels are traced in the measured pass only.
+  if (options.kernels && has_gpu && !options.fingerprints) {
     st->launches = std::make_unique<LaunchIndex>(st->writer.get());
     auto kernels = KernelCorrelation::Start(st->launches.get(), &st->devices, &st->writer_mu);
     if (kernels.ok()) {

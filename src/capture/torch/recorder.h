@@ -27,7 +27,8 @@ struct RecorderOptions {
   bool overwrite = false;
   bool fingerprints = false;   // the recording pass; off for the measured pass
   bool stacks = true;          // Python stacks of top-level ops
-  bool kernels = true;         // CUPTI tracer in-process, when this build has it
+  bool kernels = true;         // CUPTI tracer in-process, when this build has it (measured pass only:
+                               // ignored with fingerprints, whose own kernels would pollute the ops)
   std::string energy = "none"; // "none", "nvml", "auto" (every sampler the machine offers)
   FingerprintOptions fingerprint;
   RunInfo info;

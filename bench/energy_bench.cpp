@@ -1,4 +1,4 @@
-// Attribution cost: a run of N kernels on 4 streams (overlapping), each
+// Energy costs: reading the trace clock, and attribution of a run of N kernels on 4 streams (overlapping), each
 // launched by an op in a 3-level tree, 1000 ranges, and NVML-like series
 // (counter and instant power every 100 ms) over the run's span.
 #include <benchmark/benchmark.h>
@@ -6,6 +6,7 @@
 #include <random>
 
 #include "energy/attribution.h"
+#include "energy/clock.h"
 
 namespace {
 
@@ -61,6 +62,11 @@ void BM_Attribute(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 BENCHMARK(BM_Attribute)->Arg(10'000)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+
+void BM_ClockNow(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(magneton::energy::NowNs());
+}
+BENCHMARK(BM_ClockNow);
 
 }  // namespace
 
