@@ -276,6 +276,9 @@ void BM_Match(benchmark::State& state) {
   state.counters["unmatched"] = static_cast<double>(unmatched);
   state.counters["comparisons"] = static_cast<double>(stats.comparisons);
   state.counters["equivalences"] = static_cast<double>(stats.equivalences);
+  state.counters["graph_s"] = stats.graph_seconds;
+  state.counters["classes_s"] = stats.classes_seconds;
+  state.counters["cuts_s"] = stats.cuts_seconds;
   state.counters["peak_rss_MiB"] = PeakRssMiB();
   state.counters["match_rss_MiB"] = PeakRssMiB() - rss_runs;
 }

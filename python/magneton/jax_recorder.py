@@ -18,6 +18,7 @@ the kernel tracer and the energy samplers on.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -69,7 +70,7 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
     devices = environment.Devices()
     fp = native.Fingerprinter(**(fingerprint_options or {})) if fingerprints else None
     g = Graph()
-    walker = Walker(g, fp, devices.of, max_unroll=max_unroll, stacks=stacks)
+    walker = Walker(g, fp, devices.of, max_unroll=max_unroll, stacks=stacks, base_frames=_caller_frames())
     walker.run(closed, leaves)
     top_ops = [op.id for op in g.ops if op.parent == NONE]
 
@@ -90,6 +91,7 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
     try:
         n_ops = len(g.ops)
         windows, outputs = {}, None
+        start_ns = time.monotonic_ns()  # the run's window is the measured pass
         for k in range(repeat):
             w, outputs = timeline.measured_pass(closed, leaves, top_ops, session, op_offset=k * n_ops)
             windows.update({op + k * n_ops: win for op, win in zip(top_ops, w)})
@@ -118,6 +120,7 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
         _map_devices(g, lambda local: ids[local])
         rows = g.to_dict()
         rows["extra"] = g.info["extra"]
+        rows["start_ns"] = start_ns
         summary.update(session.stop(rows, end_ns, kernel_ops))
     return JaxRecording(outputs=jax.tree_util.tree_unflatten(out_tree, outputs), graph=g, path=path,
                         summary=summary)
@@ -174,6 +177,16 @@ def _compiled_hlo(sub) -> str:
     fn = jcore.jaxpr_as_fun(jcore.ClosedJaxpr(jaxpr, consts))
     avals = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in jaxpr.invars]
     return jax.jit(fn).lower(*avals).compile().as_text()
+
+
+def _caller_frames() -> list:
+    """(file, line, function) of the Python stack that called record_jax, innermost first."""
+    frames, f = [], sys._getframe(1)
+    while f is not None:
+        if f.f_code.co_filename != __file__:
+            frames.append((f.f_code.co_filename, f.f_lineno, f.f_code.co_name))
+        f = f.f_back
+    return frames
 
 
 def _map_devices(g: Graph, to_run_id) -> None:

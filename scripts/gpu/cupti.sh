@@ -45,7 +45,7 @@ for h in nlohmann/json.hpp CLI/CLI.hpp fmt/core.h sqlite3.h; do
 done
 command -v cmake >/dev/null || missing+=" cmake"
 command -v ninja >/dev/null || missing+=" ninja"
-ls ${CUDA_HOME:-/usr/local/cuda}/include/cupti.h ${CUDA_HOME:-/usr/local/cuda}/targets/x86_64-linux/include/cupti.h ${CUDA_HOME:-/usr/local/cuda}/extras/CUPTI/include/cupti.h 2>/dev/null | grep -q . || missing+=" cupti.h"
+# cupti.h is found by CMake (src/capture/cupti/CMakeLists.txt); a missing one fails the build step.
 $PY -c "import torch, transformers" 2>/dev/null || missing+=" python3(torch/transformers)"
 if [ -n "$missing" ]; then
   row "build" "NOT RUN: missing on this machine:$missing (Debian -dev packages go in .gpudeps/, see scripts/gpu_env.sh)"
@@ -55,7 +55,7 @@ $PY -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cu
 
 step "building $BUILD (magneton, libmagneton_cupti.so)"
 t0=$(date +%s)
-if ! { cmake -S . -B "$BUILD" -G Ninja $GPU_CMAKE_ARGS && ninja -C "$BUILD" magneton magneton_cupti; } >> "$LOG" 2>&1; then
+if ! { cmake -S . -B "$BUILD" -G Ninja $GPU_CMAKE_ARGS && timeout 240 ninja -C "$BUILD" magneton magneton_cupti; } >> "$LOG" 2>&1; then
   row "build" "FAILED (see log.txt)"
   tail -30 "$LOG"
   exit 1
@@ -191,7 +191,7 @@ for round in 1 2; do
     echo "$mode round $round: loop ${l:-?} s, process $(awk -v a=$t0 -v b=$t1 'BEGIN{printf "%.3f", (b-a)/1e9}') s" >> "$LOG"
   done
 done
-best() { echo "$1" | tr ' ' '\n' | grep -v '^$' | sort -g | head -1; }
+best() { echo "$1" | tr ' ' '\n' | grep -E '^[0-9.]+$' | sort -g | head -1; }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a > 0) printf "%+.1f%%", (b/a-1)*100; else print "n/a" }'; }
 for mode in plain record stacks; do
   row "loop / process wall, $mode" "$(best "${loop[$mode]}") s / $(best "${wall[$mode]}") s (best of 2)"

@@ -16,10 +16,13 @@ namespace magneton {
 inline constexpr int kSchemaMajor = 1;
 inline constexpr int kSchemaMinor = 0;
 
-// Streams a run into a store. Rows are batched in transactions, committed at
-// least once a second (checked on every add) and on Flush/Close, so a killed
-// workload loses at most its last second. Not thread-safe: callers serialize.
-// Ids of added rows must be dense and in order (see run.h).
+// Streams a run into a store. Add validates a row and queues it; the store's
+// writer thread inserts queued rows in transactions, committed whenever a
+// second has passed since the last commit (and on Flush/Close), so a killed
+// workload loses at most its last second. Errors of the writer thread are
+// returned by the next call. Not thread-safe: callers serialize. A writer
+// belongs to the process that created it: in a fork()ed child every call
+// fails. Ids of added rows must be dense and in order (see run.h).
 class RunWriter {
  public:
   // Creates `path`. Refuses to overwrite an existing file unless `overwrite`.

@@ -1,8 +1,6 @@
 // Whole-file operations on the run store: SaveRun writes an in-memory Run
 // through RunWriter; AppendReplays adds the replay pass's measurements to a
 // finished run file.
-#include <fmt/core.h>
-
 #include "core/sqlite_util.h"
 #include "core/store.h"
 #include "core/store_open.h"

@@ -40,8 +40,8 @@ Result<CommandEnergy> MeasureCommand(const std::vector<std::string>& argv, const
   opts.procfs = false;
   LiveSeries live(opts);
   // The first counter reading only says when sampling began; one update after
-  // it anchors the start (BuildEnergyCurve skips the first reading).
-  AwaitCounters(live, 300, [](const SensorSeries& s) { return s.t_ns.size() >= 3; });
+  // it anchors the start (the curve does not anchor on the first reading).
+  AwaitCounters(live, 300, [](const SensorSeries& s) { return s.t_ns.size() >= 2; });
 
   CommandEnergy out;
   out.argv = argv;

@@ -223,6 +223,45 @@ TEST(DiffDetect, ConfigDiffListsEveryDifferingKey) {
   EXPECT_EQ(r.config[1].value_b, "True");
 }
 
+// CPU-only runs (no kernels, no energy): host wall times of ops.
+Pair HostOnly(Pair p, double b_slowdown) {
+  for (auto* side : {&p.a, &p.b}) side->b.run.kernels.clear(), side->kernel_j.clear();
+  for (auto& op : p.b.b.run.ops) op.end_ns = op.start_ns + static_cast<int64_t>((op.end_ns - op.start_ns) * b_slowdown);
+  return p;
+}
+
+TEST(DiffDetect, SameCodeOnTheHostIsNoiseHoweverSlower) {
+  Pair p = fixture::LaunchPair(6, 1.0);
+  for (auto& t : p.b.b.run.tensors) t.strides = {1024, 1};  // same layouts too
+  DiffOptions o;
+  o.normalize_host_time = false;
+  DiffReport r = DiffPair(HostOnly(p, 1.3), o, false);
+  const Finding& f = r.findings.at(0);
+  EXPECT_EQ(f.verdict, Verdict::kNoise);
+  EXPECT_NE(f.why.find("machine noise, not the code"), std::string::npos) << f.why;
+  // A configuration difference could explain it: then it stays a finding.
+  p.b.b.run.config["torch.num_threads"] = "1";
+  DiffReport r2 = DiffPair(HostOnly(p, 1.3), o, false);
+  EXPECT_EQ(r2.findings.at(0).verdict, Verdict::kWaste);
+}
+
+TEST(DiffDetect, HostTimesAreNormalizedByTheMachineWideRatio) {
+  // b ran on a busier machine: every region took twice as long.
+  Pair p = HostOnly(fixture::LaunchPair(6, 1.0), 2.0);
+  DiffReport r = DiffPair(p, {}, false);
+  EXPECT_NEAR(r.host_time_ratio, 2.0, 0.01);
+  bool noted = false;
+  for (const auto& n : r.notes) noted |= n.find("run b ran 2.00x as long") != std::string::npos;
+  EXPECT_TRUE(noted);
+  EXPECT_NEAR(r.findings.at(0).cost_delta_pct, 0, 0.1);
+  EXPECT_EQ(r.findings.at(0).verdict, Verdict::kNoise);
+  DiffOptions absolute;
+  absolute.normalize_host_time = false;
+  DiffReport raw = DiffPair(p, absolute, false);
+  EXPECT_EQ(raw.host_time_ratio, 1.0);
+  EXPECT_NEAR(raw.findings.at(0).cost_delta_pct, 100, 0.1);
+}
+
 TEST(DiffCheck, RegressionGateListsWhatGotCostlier) {
   Pair p = Conv1DPair(6, 2, 1.15, 1.0);  // b (new) 15% costlier in these regions
   DiffOptions o;

@@ -86,8 +86,11 @@ TEST(ActivityProcessor, UnknownOrdinalAddsADevice) {
 
 TEST(ActivityProcessor, WithoutADeviceTableTheOrdinalIsTheDevice) {
   TempDir dir;
-  auto p = Process(dir, {KernelRecord("b", 3, 2, 10, 20)});
-  EXPECT_TRUE(p.run.devices.empty());
+  // The samplers wrote the GPUs in CUDA ordinal order; the tracer adds none.
+  auto p = Process(dir, {KernelRecord("b", 3, 2, 10, 20)}, {}, [](RunWriter& w) {
+    for (int32_t i = 0; i < 4; ++i) ASSERT_TRUE(w.Add(Device{i, "gpu", "GPU", "", i, 0}).ok());
+  });
+  EXPECT_EQ(p.run.devices.size(), 4u);
   ASSERT_EQ(p.run.kernels.size(), 1u);
   EXPECT_EQ(p.run.kernels[0].device, 3);
 }

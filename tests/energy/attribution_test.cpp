@@ -30,6 +30,16 @@ Kernel MakeKernel(int64_t id, int64_t start, int64_t end, int64_t stream = 7, in
   return k;
 }
 
+// One GPU drawing `watts` throughout, from `sensor`, over [0, end_ns].
+magneton::Run ConstantPowerRun(double watts, int64_t end_ns, const char* sensor = "power.instant") {
+  magneton::Run run;
+  run.devices.push_back(Device{0, "gpu", "GPU", "", 0, 0});
+  run.info.start_ns = 0;
+  run.info.end_ns = end_ns;
+  run.series.push_back(SensorSeries{0, 0, sensor, "W", "nvml", {0}, {watts}});
+  return run;
+}
+
 // A GPU that idles at 80 W, runs a 3 s burst of back-to-back kernels at
 // 680 W, idles 2 s, then another 3 s burst.
 struct TwoBursts {
@@ -115,11 +125,7 @@ TEST(Attribution, ConstantDutyCycleFallsBackToThePowerShape) {
 
 // Constant power and no counter make the split exact: A runs 0-2 s, B 1-2 s.
 TEST(Attribution, ConcurrentKernelsShareEachInstantEqually) {
-  magneton::Run run;
-  run.devices.push_back(Device{0, "gpu", "GPU", "", 0, 0});
-  run.info.start_ns = 0;
-  run.info.end_ns = 3 * kSec;
-  run.series.push_back(SensorSeries{0, 0, "power.usage", "W", "nvml", {0}, {500}});
+  magneton::Run run = ConstantPowerRun(500, 3 * kSec, "power.usage");
   run.kernels.push_back(MakeKernel(0, 0, 2 * kSec, /*stream=*/1));
   run.kernels.push_back(MakeKernel(1, 1 * kSec, 2 * kSec, /*stream=*/2));
   Attribution a = Attribute(run);
@@ -163,11 +169,7 @@ TEST(Attribution, WithoutSeriesNothingIsInvented) {
 // ops: 0 "module" > 1 "linear" > 2 "addmm" (kernels 0, 1); 3 "relu" (kernel 2)
 // under 0; transfer 0 under op 1. Power 100 W constant, no overlap.
 TEST(Attribution, OpsIncludeTheirChildrensKernelsAndTransfers) {
-  magneton::Run run;
-  run.devices.push_back(Device{0, "gpu", "GPU", "", 0, 0});
-  run.info.start_ns = 0;
-  run.info.end_ns = 1 * kSec;
-  run.series.push_back(SensorSeries{0, 0, "power.instant", "W", "nvml", {0}, {100}});
+  magneton::Run run = ConstantPowerRun(100, 1 * kSec);
   for (int i = 0; i < 4; ++i) {
     Op op;
     op.id = i;
@@ -195,11 +197,7 @@ TEST(Attribution, OpsIncludeTheirChildrensKernelsAndTransfers) {
 
 // A corrupt parent cycle (0 -> 1 -> 0) neither hangs nor counts twice.
 TEST(Attribution, AParentCycleIsCutNotFollowed) {
-  magneton::Run run;
-  run.devices.push_back(Device{0, "gpu", "GPU", "", 0, 0});
-  run.info.start_ns = 0;
-  run.info.end_ns = 1 * kSec;
-  run.series.push_back(SensorSeries{0, 0, "power.instant", "W", "nvml", {0}, {100}});
+  magneton::Run run = ConstantPowerRun(100, 1 * kSec);
   for (int i = 0; i < 2; ++i) {
     Op op;
     op.id = i;
@@ -216,11 +214,7 @@ TEST(Attribution, AParentCycleIsCutNotFollowed) {
 // Ranges take what was launched on their thread while open: through the API
 // call's correlation id, else the launching op's start; others by midpoint.
 TEST(Attribution, RangesGetKernelsLaunchedOnTheirThreadWhileOpen) {
-  magneton::Run run;
-  run.devices.push_back(Device{0, "gpu", "GPU", "", 0, 0});
-  run.info.start_ns = 0;
-  run.info.end_ns = 10 * kSec;
-  run.series.push_back(SensorSeries{0, 0, "power.instant", "W", "nvml", {0}, {100}});
+  magneton::Run run = ConstantPowerRun(100, 10 * kSec);
   auto api = [&](int64_t id, int64_t thread, int64_t t, int64_t corr) {
     ApiCall c;
     c.id = id;

@@ -1,6 +1,7 @@
 """PyTorch against JAX: `magneton diff --json` on the committed CPU fixtures
-(tests/data/jax/<model>_{torch,jax}.mgt, recorded by make_fixtures.py from the
-same weights and inputs) matches the regions that compute the same values.
+(tests/data/jax/<model>_{torch,torch_measured,jax}.mgt, recorded by
+make_fixtures.py --torch-measured from the same weights and inputs) matches the
+regions that compute the same values.
 
 The CLI is found through $MAGNETON_BIN, else build*/magneton in the repository.
 Skips only when no CLI is built or the CLI has no `diff` subcommand yet."""
@@ -37,8 +38,10 @@ def cli():
 
 
 def diff(cli, model):
-    a, b = (os.path.join(DATA, f"{model}_{side}.mgt") for side in ("torch", "jax"))
-    res = subprocess.run([cli, "diff", a, b, "--json"], capture_output=True, text=True)
+    """The diff of the torch run (values; its measured pass without fingerprints
+    gives the costs) against the JAX run (one file: values and measured pass)."""
+    a, b, measured = (os.path.join(DATA, f"{model}_{side}.mgt") for side in ("torch", "jax", "torch_measured"))
+    res = subprocess.run([cli, "diff", a, b, "--measured-a", measured, "--json"], capture_output=True, text=True)
     assert res.returncode in (0, 1), res.stderr  # 1: findings, still a report
     return json.loads(res.stdout)
 

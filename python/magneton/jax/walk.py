@@ -101,12 +101,15 @@ class Walker:
     `device_of(value) -> int` gives its Run device id."""
 
     def __init__(self, graph: Graph, fingerprint: Optional[Callable[[Any], Optional[dict]]],
-                 device_of: Callable[[Any], int], max_unroll: int = 256, stacks: bool = True):
+                 device_of: Callable[[Any], int], max_unroll: int = 256, stacks: bool = True,
+                 base_frames: Optional[list] = None):
         self.g = graph
         self.fingerprint = fingerprint
         self.device_of = device_of
         self.max_unroll = max_unroll
         self.stacks = stacks
+        self.base_frames = list(base_frames or [])  # (file, line, function) of the recorder's caller
+        self._op_frames: list = []                   # by op id: its call path
         self.thread = threading.get_native_id()
         self._inputs: dict[int, tuple] = {}   # id(value) -> (value, tensor id), kept alive
         self.busy_ns: list[int] = []           # by op id: execution time without fingerprinting
@@ -178,11 +181,11 @@ class Walker:
 
     def equation(self, eqn, ins: list, parent: int) -> list:
         si = eqn.source_info
-        stack = self._stack(si)
-        if stack == NONE and parent != NONE:  # traced inside JAX itself (jax.nn.relu's jit): the caller's site
-            stack = self.g.ops[parent].stack
+        frames = self._frames_of(si, parent)
         op = self.g.new_op(name=_op_name(eqn), schema=_schema(eqn), parent=parent, thread=self.thread,
-                           inputs=[t for _, t in ins if t is not None], scope=str(si.name_stack), stack=stack)
+                           inputs=[t for _, t in ins if t is not None], scope=str(si.name_stack),
+                           stack=self.g.stack_id(frames) if self.stacks else NONE)
+        self._op_frames.append(frames)
         self.busy_ns.append(0)
         handler = self._structured.get(eqn.primitive.name)
         inner = None
@@ -224,15 +227,19 @@ class Walker:
         self.busy_ns[op.id] = op.end_ns - op.start_ns
         return out
 
-    def _stack(self, source_info) -> int:
+    def _frames_of(self, source_info, parent: int) -> list:
+        """The call path of an equation, innermost first: its user frames
+        (JAX cuts a traceback at the trace boundary, e.g. a jit), then those
+        of the enclosing equation, then the caller of the recorder."""
+        outer = self._op_frames[parent] if parent != NONE else self.base_frames
         if not self.stacks:
-            return NONE
+            return outer
         try:
-            frames = [(f.file_name, f.start_line, f.function_name)
-                      for f in source_info_util.user_frames(source_info.traceback)]
+            own = [(f.file_name, f.start_line, f.function_name)
+                   for f in source_info_util.user_frames(source_info.traceback)]
         except Exception:
-            return NONE
-        return self.g.stack_id(frames)
+            own = []
+        return own + outer
 
     # ---- structured equations: return inner (value, tensor id) pairs, or None to bind whole
     def _call(self, eqn, ins, op):
@@ -312,6 +319,7 @@ class Walker:
         op = self.g.new_op(name=name, schema=name.split(":", 1)[1], parent=parent.id,
                            thread=self.thread, inputs=[t for _, t in ins if t is not None],
                            scope=parent.scope, stack=parent.stack)
+        self._op_frames.append(self._op_frames[parent.id])
         op.start_ns = time.monotonic_ns()
         value = fn(*[v for v, _ in ins])
         _block([value])

@@ -366,6 +366,7 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
         "fingerprints=True)) on the same inputs");
 
   int64_t iterations = std::max<int64_t>(1, report.a.iterations);
+  const bool host_time_only = !report.energy_measured && !report.a.has_kernels && !report.b.has_kernels;
   for (size_t g = 0; g < groups.size(); ++g) {
     Finding& f = groups[g];
     f.costly = f.a.cost() >= f.b.cost() ? 'a' : 'b';
@@ -383,6 +384,16 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
     auto rc = FindRootCause(ra, rb, f.costly, report.config, options.rules);
     f.evidence = std::move(rc.evidence);
     f.rules = std::move(rc.rules);
+    // Host times of the very same code, layouts and configuration: nothing
+    // but the machine can make them differ.
+    if (host_time_only && f.evidence_class() == EvidenceClass::kNone && report.config.empty()) {
+      f.verdict = Verdict::kNoise;
+      f.why = fmt::format("{:.1f}% apart in host time, but both sides run the same operators on the same layouts "
+                          "with the same configuration: machine noise, not the code",
+                          f.cost_delta_pct);
+      f.evidence.clear();
+      f.rules.clear();
+    }
     // Where the costly side's code runs, so the label points at a line.
     const RegionSide& costly = f.costly == 'a' ? ra : rb;
     auto compute = ComputeOps(costly);

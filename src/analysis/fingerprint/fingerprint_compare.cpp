@@ -32,12 +32,6 @@ bool Informative(const Tensor& t) {
 
 namespace {
 
-double RelDiff(double a, double b, double scale) {
-  if (a == b) return 0;  // also covers equal infinities
-  if (!(scale > 0) || !std::isfinite(scale)) return std::isfinite(a - b) ? 0 : kNotComparable;
-  return std::fabs(a - b) / scale;
-}
-
 // The dims that carry information (size-1 dims add trivial unfoldings), in
 // order; tensors of more than kMaxDims significant dims skip spectra.
 constexpr size_t kMaxDims = 8;
@@ -117,27 +111,51 @@ double SpectraDiff(const Dims& da, const Fingerprint& fa, const Dims& db, const 
 
 }  // namespace
 
-double FingerprintDifference(const Tensor& a, const Tensor& b) {
+namespace {
+
+// The largest relative difference when it is at most `limit`; otherwise some
+// value above `limit` (it stops at the first feature out of reach and skips
+// the divisions when only the verdict matters).
+double Difference(const Tensor& a, const Tensor& b, double limit) {
   if (!a.fingerprint || !b.fingerprint) return kNotComparable;
   const Fingerprint& fa = *a.fingerprint;
   const Fingerprint& fb = *b.fingerprint;
   if (fa.numel != fb.numel || (a.dtype != b.dtype && ClassifyDtype(a.dtype) != ClassifyDtype(b.dtype)))
     return kNotComparable;
   if (fa.numel == 0) return 0;
+  const bool exact = std::isinf(limit);
+  double d = 0;
+  // Adds |x - y| / scale; false once it is beyond the limit (or not a number).
+  auto within = [&](double x, double y, double scale) {
+    if (x == y) return true;
+    const double diff = std::fabs(x - y);
+    if (!(diff <= limit * scale) || !(scale > 0)) {
+      d = scale > 0 && std::isfinite(diff / scale) ? std::max(d, diff / scale) : kNotComparable;
+      return false;
+    }
+    if (exact) d = std::max(d, diff / scale);
+    return true;
+  };
   const double rms_a = RootMeanSquare(fa), rms_b = RootMeanSquare(fb);
   const double s = std::max(rms_a, rms_b);
-  double d = RelDiff(rms_a, rms_b, s);
-  d = std::max(d, RelDiff(fa.mean, fb.mean, s));
-  d = std::max(d, RelDiff(fa.stddev, fb.stddev, s));
-  d = std::max(d, RelDiff(fa.l1, fb.l1, std::max(fa.l1, fb.l1)));
-  auto point = [&](double x, double y) { return RelDiff(x, y, std::max({s, std::fabs(x), std::fabs(y)})); };
-  d = std::max(d, point(fa.min, fb.min));
-  d = std::max(d, point(fa.max, fb.max));
+  auto point = [&](double x, double y) { return within(x, y, std::max({s, std::fabs(x), std::fabs(y)})); };
+  if (!within(rms_a, rms_b, s) || !within(fa.mean, fb.mean, s) || !within(fa.stddev, fb.stddev, s) ||
+      !within(fa.l1, fb.l1, std::max(fa.l1, fb.l1)) || !point(fa.min, fb.min) || !point(fa.max, fb.max))
+    return d;
   if (fa.quantiles.size() == fb.quantiles.size())
-    for (size_t i = 0; i < fa.quantiles.size(); ++i) d = std::max(d, point(fa.quantiles[i], fb.quantiles[i]));
+    for (size_t i = 0; i < fa.quantiles.size(); ++i)
+      if (!point(fa.quantiles[i], fb.quantiles[i])) return d;
   if (!fa.spectra.empty() && !fb.spectra.empty())
     d = std::max(d, SpectraDiff(SignificantDims(a.shape), fa, SignificantDims(b.shape), fb));
   return std::isnan(d) ? kNotComparable : d;
+}
+
+}  // namespace
+
+double FingerprintDifference(const Tensor& a, const Tensor& b) { return Difference(a, b, kNotComparable); }
+
+bool FingerprintsWithin(const Tensor& a, const Tensor& b, double tolerance) {
+  return Difference(a, b, tolerance) <= tolerance;
 }
 
 }  // namespace magneton::analysis

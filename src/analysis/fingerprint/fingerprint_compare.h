@@ -39,4 +39,7 @@ bool Informative(const Tensor& t);
 // fingerprint is missing or numel or dtype class differ.
 double FingerprintDifference(const Tensor& a, const Tensor& b);
 
+// FingerprintDifference(a, b) <= tolerance, decided with early exits.
+bool FingerprintsWithin(const Tensor& a, const Tensor& b, double tolerance);
+
 }  // namespace magneton::analysis

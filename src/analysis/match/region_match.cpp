@@ -7,7 +7,9 @@
 #include "analysis/match/region_match.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 
@@ -33,6 +35,9 @@ uint64_t CutKey(uint64_t crossing, int32_t cls) {
   return Mix(Mix(crossing ^ 0xd6e8feb86659fd93ULL) ^ static_cast<uint64_t>(cls));
 }
 
+using Clock = std::chrono::steady_clock;
+double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
 constexpr int kMaxPairsPerCut = 32;  // candidate partners per cut node, nearest in rank
 
 // Positions [begin, end] on each side; `end` is the piece's exit: a cut node
@@ -44,11 +49,19 @@ struct Piece {
 
 class Matcher {
  public:
-  Matcher(const Run& a, const Run& b, const MatchOptions& options)
-      : options_(options), a_(AnalyzeSide(a)), b_(AnalyzeSide(b)) {
-    classes_ = ClassifyValues(a_, b_, options_.tolerance, options_.max_equivalents);
+  Matcher(const Run& a, const Run& b, const MatchOptions& options) : options_(options) {
+    auto t0 = Clock::now();
+    std::thread other([&] { b_ = AnalyzeSide(b); });  // the two graphs are independent
+    a_ = AnalyzeSide(a);
+    other.join();
+    auto t1 = Clock::now();
+    const int threads = options_.threads > 0 ? options_.threads
+                                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    classes_ = ClassifyValues(a_, b_, options_.tolerance, options_.max_equivalents, threads);
     hash_a_ = CrossingHashes(a_, classes_.of_a);
     hash_b_ = CrossingHashes(b_, classes_.of_b);
+    result_.stats.graph_seconds = Seconds(t0, t1);
+    result_.stats.classes_seconds = Seconds(t1, Clock::now());
   }
 
   MatchResult Match();
@@ -271,6 +284,7 @@ void Matcher::EmitLeaf(const Piece& p) {
 }
 
 MatchResult Matcher::Match() {
+  const auto start = Clock::now();
   auto& st = result_.stats;
   st.nodes_a = a_.size();
   st.nodes_b = b_.size();
@@ -304,6 +318,7 @@ MatchResult Matcher::Match() {
   }
 
   std::sort(leaves_.begin(), leaves_.end(), [](auto& x, auto& y) { return x.first < y.first; });
+  st.cuts_seconds = Seconds(start, Clock::now());
   for (auto& [begin, r] : leaves_) {
     r.id = static_cast<int64_t>(result_.regions.size());
     result_.regions.push_back(std::move(r));

@@ -27,6 +27,8 @@ struct MatchStats {
   int64_t comparisons = 0;                    // full fingerprint comparisons
   int64_t equivalences = 0;                   // value pairs within tolerance
   int64_t cut_points = 0;                     // accepted cuts, all depths
+  // Wall time per phase: graphs and dominators, equivalence classes, cuts.
+  double graph_seconds = 0, classes_seconds = 0, cuts_seconds = 0;
 };
 
 struct MatchResult {
@@ -39,6 +41,7 @@ struct MatchResult {
 struct MatchOptions {
   double tolerance = 1e-2;  // relative fingerprint tolerance (docs/matching.md)
   int max_equivalents = 16; // equivalents kept per value (nearest in execution position)
+  int threads = 0;          // for the equivalence search; 0: one per hardware thread
 };
 
 // Matches the dataflow graphs of two runs. Pure: no I/O, no GPU.

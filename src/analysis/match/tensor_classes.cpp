@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <thread>
 
 #include "analysis/fingerprint/candidate_index.h"
 #include "analysis/fingerprint/fingerprint_compare.h"
@@ -45,21 +46,24 @@ uint64_t ClassHash(int32_t c) {
   return x ^ (x >> 31);
 }
 
-}  // namespace
-
-// Joins each value that passes its input on unchanged (a view, a copy, a
-// cast within tolerance) with that input, on one side. Such a value needs no
-// search of its own: one comparison with a nearby tensor, instead of one per
-// layout variant on the other side. Returns, per value, whether it leads its
-// class (it is searched for, or indexed).
-std::vector<uint8_t> JoinLayoutChains(const MatchSide& s, const std::vector<const Tensor*>& tensors,
-                                      double tolerance, int32_t offset, UnionFind& uf, int64_t& comparisons) {
+// Finds, for each value that passes its input on unchanged (a view, a copy,
+// a cast within tolerance), that input on the same side. Such a value needs
+// no search of its own: one comparison with a nearby tensor instead of one
+// per layout variant on the other side. Per value: the input it follows, -1
+// when it leads its class (it is searched for, or indexed), -2 when it has no
+// informative fingerprint.
+struct Chains {
+  std::vector<int32_t> follows;
+  int64_t comparisons = 0;
+};
+Chains FindLayoutChains(const MatchSide& s, const std::vector<const Tensor*>& tensors, double tolerance) {
   const DataflowGraph& g = s.graph;
-  std::vector<uint8_t> leads(tensors.size(), 0);
+  Chains c;
+  c.follows.assign(tensors.size(), -2);
   for (size_t v = 0; v < tensors.size(); ++v) {
     const Tensor* t = tensors[v];
     if (!t || !Informative(*t)) continue;
-    leads[v] = 1;
+    c.follows[v] = -1;
     const int32_t node = g.values[v].producer;
     const double rms = RootMeanSquare(*t->fingerprint);
     for (const int32_t* r = g.reads.from(node); r != g.reads.to(node); ++r) {
@@ -67,45 +71,84 @@ std::vector<uint8_t> JoinLayoutChains(const MatchSide& s, const std::vector<cons
       if (!in || !in->fingerprint || in->fingerprint->numel != t->fingerprint->numel) continue;
       const double rms_in = RootMeanSquare(*in->fingerprint);
       if (std::fabs(rms - rms_in) > tolerance * std::max(rms, rms_in)) continue;  // cheap reject
-      ++comparisons;
-      if (FingerprintDifference(*t, *in) <= tolerance) {
-        uf.Join(offset + static_cast<int32_t>(v), offset + *r);
-        leads[v] = 0;
+      ++c.comparisons;
+      if (FingerprintsWithin(*t, *in, tolerance)) {
+        c.follows[v] = *r;
         break;
       }
     }
   }
-  return leads;
+  return c;
 }
 
-TensorClasses ClassifyValues(const MatchSide& a, const MatchSide& b, double tolerance, int max_equivalents) {
+// Runs body(worker, begin, end) over [0, n) split among `threads` threads.
+template <class Body>
+void ParallelFor(int32_t n, int threads, Body&& body) {
+  threads = std::max(1, std::min(threads, n / 4096 + 1));
+  std::vector<std::thread> pool;
+  for (int w = 1; w < threads; ++w)
+    pool.emplace_back(body, w, static_cast<int32_t>(int64_t(n) * w / threads),
+                      static_cast<int32_t>(int64_t(n) * (w + 1) / threads));
+  body(0, 0, static_cast<int32_t>(int64_t(n) / threads));
+  for (auto& t : pool) t.join();
+}
+
+}  // namespace
+
+TensorClasses ClassifyValues(const MatchSide& a, const MatchSide& b, double tolerance, int max_equivalents,
+                             int threads) {
   TensorClasses out;
   const std::vector<const Tensor*> ta = CoreValueTensors(a), tb = CoreValueTensors(b);
   const int32_t na = static_cast<int32_t>(ta.size()), nb = static_cast<int32_t>(tb.size());
-  UnionFind uf(static_cast<size_t>(na) + nb);
-  const std::vector<uint8_t> lead_a = JoinLayoutChains(a, ta, tolerance, 0, uf, out.comparisons);
-  const std::vector<uint8_t> lead_b = JoinLayoutChains(b, tb, tolerance, na, uf, out.comparisons);
+  Chains chains_a, chains_b;
+  {
+    std::thread other([&] { chains_b = FindLayoutChains(b, tb, tolerance); });
+    chains_a = FindLayoutChains(a, ta, tolerance);
+    other.join();
+  }
+  out.comparisons = chains_a.comparisons + chains_b.comparisons;
   std::vector<const Tensor*> indexed(tb);
   for (int32_t w = 0; w < nb; ++w)
-    if (!lead_b[w]) indexed[w] = nullptr;
-  CandidateIndex index(indexed, tolerance);
+    if (chains_b.follows[w] != -1) indexed[w] = nullptr;
+  const CandidateIndex index(indexed, tolerance);
+
+  // Search each leading value of side a among side b's, in parallel; each
+  // worker keeps its own pairs and counts.
+  struct Found {
+    std::vector<std::pair<int32_t, int32_t>> pairs;
+    int64_t comparisons = 0;
+  };
+  std::vector<Found> found(std::max(1, threads));
   const double size_a = std::max(1, a.size()), size_b = std::max(1, b.size());
-  std::vector<std::pair<double, int32_t>> found;  // (distance in relative position, b value)
-  for (int32_t v = 0; v < na; ++v) {
-    if (!lead_a[v]) continue;
-    const double pos = a.graph.values[v].producer / size_a;
-    found.clear();
-    index.ForEachCandidate(*ta[v], [&](int32_t w) {
-      ++out.comparisons;
-      if (FingerprintDifference(*ta[v], *tb[w]) <= tolerance)
-        found.emplace_back(std::fabs(b.graph.values[w].producer / size_b - pos), w);
-    });
-    if (static_cast<int>(found.size()) > max_equivalents) {
-      std::nth_element(found.begin(), found.begin() + max_equivalents, found.end());
-      found.resize(max_equivalents);
+  ParallelFor(na, static_cast<int>(found.size()), [&](int worker, int32_t begin, int32_t end) {
+    Found& f = found[worker];
+    std::vector<std::pair<double, int32_t>> near;  // (distance in relative position, b value)
+    for (int32_t v = begin; v < end; ++v) {
+      if (chains_a.follows[v] != -1) continue;
+      const double pos = a.graph.values[v].producer / size_a;
+      near.clear();
+      index.ForEachCandidate(*ta[v], [&](int32_t w) {
+        ++f.comparisons;
+        if (FingerprintsWithin(*ta[v], *tb[w], tolerance))
+          near.emplace_back(std::fabs(b.graph.values[w].producer / size_b - pos), w);
+      });
+      if (static_cast<int>(near.size()) > max_equivalents) {
+        std::nth_element(near.begin(), near.begin() + max_equivalents, near.end());
+        near.resize(max_equivalents);
+      }
+      for (auto& [dist, w] : near) f.pairs.emplace_back(v, w);
     }
-    out.equivalences += static_cast<int64_t>(found.size());
-    for (auto& [dist, w] : found) uf.Join(v, na + w);
+  });
+
+  UnionFind uf(static_cast<size_t>(na) + nb);
+  for (int32_t v = 0; v < na; ++v)
+    if (chains_a.follows[v] >= 0) uf.Join(v, chains_a.follows[v]);
+  for (int32_t w = 0; w < nb; ++w)
+    if (chains_b.follows[w] >= 0) uf.Join(na + w, na + chains_b.follows[w]);
+  for (const Found& f : found) {
+    out.comparisons += f.comparisons;
+    out.equivalences += static_cast<int64_t>(f.pairs.size());
+    for (auto [v, w] : f.pairs) uf.Join(v, na + w);
   }
   out.of_a.assign(na, -1);
   out.of_b.assign(nb, -1);

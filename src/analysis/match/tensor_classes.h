@@ -20,11 +20,14 @@ struct TensorClasses {
   int64_t equivalences = 0; // pairs found within tolerance
 };
 
-// Finds the equivalents of side a's values among side b's through a
-// CandidateIndex; keeps at most `max_equivalents` per value (the nearest in
+// Joins values that pass their input on unchanged (views, copies, casts)
+// with that input on their own side, then finds the equivalents of side a's
+// remaining values among side b's through a CandidateIndex, on `threads`
+// threads; keeps at most `max_equivalents` per value (the nearest in
 // relative execution position, which keeps repeated identical computations
 // aligned) and joins them with union-find.
-TensorClasses ClassifyValues(const MatchSide& a, const MatchSide& b, double tolerance, int max_equivalents);
+TensorClasses ClassifyValues(const MatchSide& a, const MatchSide& b, double tolerance, int max_equivalents,
+                             int threads = 1);
 
 // Per position p of `side`: a hash of the set of classes of the data values
 // live across the cut after node p, i.e. written by a flow node at or before

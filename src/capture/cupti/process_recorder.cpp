@@ -46,6 +46,22 @@ std::string HostName() {
   return gethostname(buf, sizeof(buf)) == 0 ? buf : "";
 }
 
+// This process's own command line: under `magneton record` a child process
+// (a worker) runs something other than the recorded command.
+std::string OwnCommandLine() {
+  std::FILE* f = std::fopen("/proc/self/cmdline", "rb");
+  if (!f) return {};
+  std::string s;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) s.append(buf, n);
+  std::fclose(f);
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  for (char& c : s)
+    if (c == '\0') c = ' ';
+  return s;
+}
+
 void Say(const std::string& line) { std::fprintf(stderr, "magneton: %s\n", line.c_str()); }
 
 }  // namespace
@@ -76,7 +92,9 @@ RecordSettings SettingsFromEnvironment(std::vector<std::string>* problems) {
 
 std::unique_ptr<ProcessRecorder> ProcessRecorder::Start(const RecordSettings& settings) {
   std::unique_ptr<ProcessRecorder> r(new ProcessRecorder());
-  r->info_.command = settings.command;
+  r->info_.command = OwnCommandLine();
+  if (r->info_.command.empty()) r->info_.command = settings.command;
+  if (!settings.command.empty()) r->info_.extra["recorded_command"] = settings.command;
   r->info_.host = HostName();
   r->info_.pid = getpid();
   r->info_.start_ns = energy::NowNs();
@@ -156,7 +174,7 @@ void ProcessRecorder::WriterLoop() {
 }
 
 void ProcessRecorder::Stop() {
-  if (stopped_.exchange(true)) return;
+  if (stopped_.exchange(true) || !writer_) return;  // no writer: Start gave up before anything ran
   Status first;
   auto keep = [&](Status st) {
     if (!st.ok() && first.ok()) first = st;

@@ -1,19 +1,19 @@
 #include "capture/torch/dataflow.h"
 
+#include <algorithm>
+
 namespace magneton::capture {
 
-namespace {
-inline void Mix(size_t& h, uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); }
-}  // namespace
+bool Dataflow::Same(const ValueKey& key, int64_t row) const {
+  const Tensor& t = tensors_[row];
+  return t.offset == key.offset && t.version == key.version && t.device == key.device && t.dtype == key.dtype &&
+         t.shape == key.shape && t.strides == key.strides;
+}
 
-size_t ValueKeyHash::operator()(const ValueKey& k) const noexcept {
-  size_t h = std::hash<int64_t>()(k.storage);
-  Mix(h, static_cast<uint64_t>(k.offset));
-  Mix(h, static_cast<uint64_t>(k.version));
-  Mix(h, static_cast<uint64_t>(k.device));
-  for (auto d : k.shape) Mix(h, static_cast<uint64_t>(d));
-  for (auto s : k.strides) Mix(h, static_cast<uint64_t>(s) * 31);
-  return h;
+int64_t Dataflow::Find(const StorageValues& s, const ValueKey& key) const {
+  for (auto it = s.rows.rbegin(); it != s.rows.rend(); ++it)
+    if (Same(key, *it)) return *it;
+  return kNone;
 }
 
 int64_t Dataflow::NewRow(const ValueKey& key, int64_t producer) {
@@ -28,21 +28,28 @@ int64_t Dataflow::NewRow(const ValueKey& key, int64_t producer) {
   t.device = key.device;
   tensors_.push_back(std::move(t));
   producer_.push_back(producer);
-  latest_[key] = tensors_.back().id;
-  return tensors_.back().id;
+  const int64_t row = tensors_.back().id;
+  // This row now stands for its value: replace an older row of the same value.
+  auto& rows = storages_[key.storage].rows;
+  auto same = std::find_if(rows.begin(), rows.end(), [&](int64_t r) { return Same(key, r); });
+  if (same != rows.end()) rows.erase(same);
+  if (rows.size() >= kMaxValuesPerStorage) rows.erase(rows.begin());
+  rows.push_back(row);
+  return row;
 }
 
 Dataflow::InputRow Dataflow::Input(const ValueKey& key) {
   InputRow in;
-  if (auto it = latest_.find(key); it != latest_.end()) {
-    in.row = it->second;
-    return in;
-  }
-  if (auto w = last_writer_.find(key.storage); w != last_writer_.end()) {
-    ++aliased_inputs_;
-    in.aliased_writer = w->second;
-    in.row = NewRow(key, w->second);
-    return in;
+  auto s = storages_.find(key.storage);
+  if (s != storages_.end()) {
+    in.row = Find(s->second, key);
+    if (in.row != kNone) return in;
+    if (s->second.last_writer != kNone) {
+      ++aliased_inputs_;
+      in.aliased_writer = s->second.last_writer;
+      in.row = NewRow(key, in.aliased_writer);
+      return in;
+    }
   }
   in.graph_input = true;
   in.row = NewRow(key, kNone);
@@ -50,13 +57,14 @@ Dataflow::InputRow Dataflow::Input(const ValueKey& key) {
 }
 
 int64_t Dataflow::Output(const ValueKey& key, int64_t producer, bool writes) {
-  if (writes) last_writer_[key.storage] = producer;
-  return NewRow(key, producer);
+  const int64_t row = NewRow(key, producer);
+  if (writes) storages_[key.storage].last_writer = producer;
+  return row;
 }
 
 int64_t Dataflow::Latest(const ValueKey& key) const {
-  auto it = latest_.find(key);
-  return it == latest_.end() ? kNone : it->second;
+  auto s = storages_.find(key.storage);
+  return s == storages_.end() ? kNone : Find(s->second, key);
 }
 
 }  // namespace magneton::capture

@@ -37,10 +37,6 @@ struct ValueKey {
   bool operator==(const ValueKey&) const = default;
 };
 
-struct ValueKeyHash {
-  size_t operator()(const ValueKey& k) const noexcept;
-};
-
 // Owns the Tensor rows of a recording. Not thread-safe: the recorder
 // serializes calls under its lock, which also fixes the program order that
 // "latest producer" refers to.
@@ -65,18 +61,32 @@ class Dataflow {
   // The row that currently stands for this value, or kNone.
   int64_t Latest(const ValueKey& key) const;
   int64_t Producer(int64_t tensor) const { return producer_[tensor]; }
+  // The storage was freed: no later op can read its values, so its lookup
+  // state goes (the rows stay). Keeps memory bounded by live storages.
+  void ForgetStorage(int64_t storage) { storages_.erase(storage); }
+  size_t live_storages() const { return storages_.size(); }
 
   std::vector<Tensor>& tensors() { return tensors_; }
   const std::vector<Tensor>& tensors() const { return tensors_; }
   int64_t aliased_inputs() const { return aliased_inputs_; }
 
  private:
+  // Per storage: the latest row of each distinct value seen on it (views of
+  // one storage are few; the oldest go beyond kMaxValuesPerStorage) and the
+  // op that last wrote it.
+  struct StorageValues {
+    std::vector<int64_t> rows;
+    int64_t last_writer = kNone;
+  };
+  static constexpr size_t kMaxValuesPerStorage = 64;
+
   int64_t NewRow(const ValueKey& key, int64_t producer);
+  bool Same(const ValueKey& key, int64_t row) const;
+  int64_t Find(const StorageValues& s, const ValueKey& key) const;
 
   std::vector<Tensor> tensors_;
   std::vector<int64_t> producer_;  // per tensor row: op id or kNone
-  std::unordered_map<ValueKey, int64_t, ValueKeyHash> latest_;
-  std::unordered_map<int64_t, int64_t> last_writer_;  // storage -> op
+  std::unordered_map<int64_t, StorageValues> storages_;
   int64_t aliased_inputs_ = 0;
 };
 

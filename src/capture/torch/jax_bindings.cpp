@@ -286,7 +286,7 @@ class JaxSession {
 
   // Writes the kernels (kernel i linked to kernel_ops[i] where given), the
   // rows ({"frames", "stacks", "tensors", "ops", "ranges", "stats", "config",
-  // "extra"}), the energy series and the run info; closes the file.
+  // "extra", "start_ns"}), the energy series and the run info; closes the file.
   py::dict Stop(const py::dict& rows, int64_t end_ns, const std::vector<int64_t>& kernel_ops) {
     if (!writer_) throw py::value_error("JAX recording already stopped");
     StopTracing();
@@ -355,6 +355,7 @@ class JaxSession {
     energy_series_ = energy_->series_count();
     e.Keep(energy_->Stop(&w));
     RunInfo info = info_;
+    if (rows.contains("start_ns")) info.start_ns = rows["start_ns"].cast<int64_t>();  // the measured pass
     info.end_ns = end_ns;
     if (rows.contains("extra"))
       for (auto [k, v] : rows["extra"].cast<py::dict>()) info.extra[k.cast<std::string>()] = v.cast<std::string>();

@@ -126,7 +126,7 @@ const OpSchemaInfo* SchemaOf(const at::RecordFunction& fn, RecorderState& st) {
   if (fn.scope() != at::RecordScope::FUNCTION) return nullptr;
   const char* name = fn.name();
   auto it = st.schemas.find(name);
-  if (it != st.schemas.end() && it->second.name == name) return &it->second;
+  if (it != st.schemas.end() && it->second->name == name) return it->second;
   OpSchemaInfo info;
   info.name = name;
   if (auto schema = fn.operator_schema()) {
@@ -135,9 +135,10 @@ const OpSchemaInfo* SchemaOf(const at::RecordFunction& fn, RecorderState& st) {
     info.schema = os.str();
     for (const auto& a : schema->arguments()) info.writes.push_back(a.alias_info() && a.alias_info()->isWrite());
   }
-  auto& slot = st.schemas[name];
-  slot = std::move(info);
-  return &slot;
+  // Entries are never replaced in place: ops recorded earlier point at them.
+  st.schema_store.push_back(std::move(info));
+  st.schemas[name] = &st.schema_store.back();
+  return &st.schema_store.back();
 }
 
 bool IsWithin(const std::vector<Op>& ops, int64_t op, int64_t ancestor) {
@@ -197,16 +198,15 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
     std::lock_guard<std::mutex> lock(st->mu);
     op.id = static_cast<int64_t>(st->ops.size());
     op.parent = parent ? parent->op : kNone;
-    op.name = fn.name();
     ctx->schema = SchemaOf(fn, *st);
-    if (ctx->schema) op.schema = ctx->schema->schema;
+    if (!ctx->schema) op.name = fn.name();  // dispatcher ops get theirs at Stop
     op.framework = "torch";
     op.sequence = fn.seqNr() >= 0 ? fn.seqNr() : kNone;
     op.thread = ThreadId();
     op.start_ns = start;
     op.stack = stack;
     if (backward_node) {
-      auto it = st->forward_by_seq.find({fn.forwardThreadId(), fn.seqNr()});
+      auto it = st->forward_by_seq.find(SeqKey(fn.forwardThreadId(), fn.seqNr()));
       if (it != st->forward_by_seq.end()) op.forward_op = it->second;
       // The engine wraps each node in "autograd::engine::evaluate_function: X".
       if (parent && st->ops[parent->op].forward_op == kNone) st->ops[parent->op].forward_op = op.forward_op;
@@ -214,7 +214,7 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
       op.forward_op = parent->forward_op;
     } else if (fn.seqNr() >= 0) {
       // The autograd node takes the sequence number of the last op that saw it.
-      st->forward_by_seq[{fn.threadId(), fn.seqNr()}] = op.id;
+      st->forward_by_seq[SeqKey(fn.threadId(), fn.seqNr())] = op.id;
     }
     for (auto& in : ctx->inputs) {
       ValueKey key;
@@ -233,6 +233,7 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
     ctx->id = op.id;
     forward_op = op.forward_op;
     st->ops.push_back(std::move(op));
+    st->op_info.push_back(ctx->schema);
   }
   if (!fresh.empty()) FingerprintRows(*st, fresh);
   tl_ops.open.push_back({ctx->id, stack, forward_op, in_backward});
@@ -335,9 +336,25 @@ void OnOpEnd(const at::RecordFunction& fn, at::ObserverContext* base) {
 }  // namespace
 
 int64_t RecorderState::StorageId(const c10::Storage& s) {
-  auto [it, added] = storage_ids.try_emplace(s.unsafeGetStorageImpl(), static_cast<int64_t>(storage_refs.size()));
-  if (added) storage_refs.push_back(s.getWeakStorageImpl());
-  return it->second;
+  const c10::StorageImpl* impl = s.unsafeGetStorageImpl();
+  auto it = storage_ids.find(impl);
+  if (it != storage_ids.end()) return it->second.id;
+  if (storage_ids.size() >= sweep_at) ForgetDeadStorages();
+  const int64_t id = next_storage++;
+  storage_ids.emplace(impl, StorageEntry{id, s.getWeakStorageImpl()});
+  return id;
+}
+
+void RecorderState::ForgetDeadStorages() {
+  for (auto it = storage_ids.begin(); it != storage_ids.end();) {
+    if (it->second.ref.expired()) {
+      dataflow.ForgetStorage(it->second.id);
+      it = storage_ids.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  sweep_at = std::max<size_t>(4096, 2 * storage_ids.size());
 }
 
 Status InstallCallbacks(const std::shared_ptr<RecorderState>& state) {

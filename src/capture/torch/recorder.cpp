@@ -120,8 +120,14 @@ Result<RecordSummary> Recorder::Stop() {
   }
 
   std::lock_guard<std::mutex> lock(st.mu);
-  for (auto& op : st.ops)
+  for (size_t i = 0; i < st.ops.size(); ++i) {
+    Op& op = st.ops[i];
     if (op.end_ns == 0) op.end_ns = end;  // still open when recording stopped
+    if (const OpSchemaInfo* info = st.op_info[i]) {
+      op.name = info->name;
+      op.schema = info->schema;
+    }
+  }
   WriteAll(w, st.stacks.frames(), &first);
   WriteAll(w, st.stacks.stacks(), &first);
   WriteAll(w, st.dataflow.tensors(), &first);

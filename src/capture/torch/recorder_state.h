@@ -6,6 +6,7 @@
 #include <ATen/record_function.h>
 
 #include <atomic>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <string>
@@ -49,17 +50,25 @@ class RecorderState {
 
   // Everything below is guarded by mu.
   std::mutex mu;
-  std::vector<Op> ops;
+  std::vector<Op> ops;                       // name/schema of dispatcher ops filled at Stop from:
+  std::vector<const OpSchemaInfo*> op_info;  // per op: its operator, or nullptr (autograd nodes)
   Dataflow dataflow;
-  std::map<std::pair<uint64_t, int64_t>, int64_t> forward_by_seq;  // (thread, sequence nr) -> op
-  std::unordered_map<const void*, OpSchemaInfo> schemas;
+  std::unordered_map<uint64_t, int64_t> forward_by_seq;  // SeqKey(thread, sequence nr) -> op
+  std::deque<OpSchemaInfo> schema_store;                   // stable addresses
+  std::unordered_map<const void*, OpSchemaInfo*> schemas;  // by the operator's interned name
   std::map<std::pair<int, int>, int32_t> device_ids;  // (device type, index) -> run device id
-  // Storage identity: a dense id per StorageImpl seen. Holding a weak
-  // reference keeps the StorageImpl object (not its memory) allocated, so its
-  // address is never reused during the recording: a fresh allocation at a
-  // reused data address is a new storage, not a stale value of the old one.
-  std::unordered_map<const c10::StorageImpl*, int64_t> storage_ids;
-  std::vector<c10::weak_intrusive_ptr<c10::StorageImpl>> storage_refs;
+  // Storage identity: an id per StorageImpl seen. Holding a weak reference
+  // keeps the StorageImpl object (not its memory) allocated, so its address
+  // is not reused while we know it: a fresh allocation at a reused data
+  // address is a new storage, not a stale value of the old one. Storages
+  // found dead are forgotten (here and in the dataflow) now and then.
+  struct StorageEntry {
+    int64_t id;
+    c10::weak_intrusive_ptr<c10::StorageImpl> ref;
+  };
+  std::unordered_map<const c10::StorageImpl*, StorageEntry> storage_ids;
+  int64_t next_storage = 0;
+  size_t sweep_at = 4096;
   std::map<std::string, std::string> config;
   std::map<std::string, std::string> info_extra;
   std::vector<Stat> stats;
@@ -71,10 +80,15 @@ class RecorderState {
   // accelerator is added (and written) on first sight.
   int32_t DeviceId(const c10::Device& d);
   int64_t StorageId(const c10::Storage& s);  // under mu
+  void ForgetDeadStorages();                  // under mu
   // Before recording starts: maps options.devices onto the table (by uuid,
   // as the samplers added them) and writes the ones not there yet.
   Status AddKnownDevices();
 };
+
+inline uint64_t SeqKey(uint64_t thread, int64_t sequence) {
+  return (thread << 40) ^ static_cast<uint64_t>(sequence);
+}
 
 // Installs/removes the global RecordFunction callbacks for `state`.
 Status InstallCallbacks(const std::shared_ptr<RecorderState>& state);

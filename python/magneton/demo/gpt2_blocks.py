@@ -1,6 +1,9 @@
-"""GPT-2 blocks with HF's Conv1D computed two ways: torch.addmm(bias, x, W), as
-transformers.pytorch_utils.Conv1D does (variant "addmm"), or x @ W then + bias
-(variant "mm_add"). The paper's case study (Magneton, arXiv 2512.08365, §6)."""
+"""GPT-2 blocks (transformers' GPT2Model, random weights) in four variants:
+HF's Conv1D as torch.addmm(bias, x, W), as transformers.pytorch_utils.Conv1D
+does ("addmm"), or as x @ W then + bias ("mm_add") -- the paper's case study
+(Magneton, arXiv 2512.08365, section 6); and the MLP activation as HF's
+"gelu_new", eight elementwise operators ("gelu_new"), or the fused
+F.gelu(approximate="tanh") ("gelu_fused")."""
 
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ def conv1d_mm_add(self, x):
 
 
 def main() -> None:
-    args = common.parse_args(__doc__, ("addmm", "mm_add"))
+    args = common.parse_args(__doc__, ("addmm", "mm_add", "gelu_new", "gelu_fused"))
     from transformers import GPT2Config, GPT2Model
     from transformers import pytorch_utils
 
@@ -33,12 +36,15 @@ def main() -> None:
     if args.variant == "mm_add":
         pytorch_utils.Conv1D.forward = conv1d_mm_add
     torch.manual_seed(args.seed)
-    config = GPT2Config(n_layer=layers, n_embd=width, n_head=heads, n_positions=max(seq, 16), bos_token_id=0, eos_token_id=0,
-                        vocab_size=1024, attn_implementation="eager")
+    activation = "gelu_pytorch_tanh" if args.variant == "gelu_fused" else "gelu_new"
+    config = GPT2Config(n_layer=layers, n_embd=width, n_head=heads, n_positions=max(seq, 16), vocab_size=1024,
+                        bos_token_id=0, eos_token_id=0, activation_function=activation,
+                        attn_implementation="eager")
     model = GPT2Model(config).eval().to(device)
     ids = torch.randint(0, config.vocab_size, (batch, seq), generator=torch.Generator().manual_seed(1)).to(device)
-    common.say(f"GPT-2 {size}: {layers} layers, width {width}, batch {batch}, sequence {seq}, on {device}, "
-               f"Conv1D as {'addmm' if args.variant == 'addmm' else 'mm + add'}")
+    what = {"addmm": "Conv1D as addmm", "mm_add": "Conv1D as mm + add", "gelu_new": "GELU as 8 operators",
+            "gelu_fused": "GELU fused"}[args.variant]
+    common.say(f"GPT-2 {size}: {layers} layers, width {width}, batch {batch}, sequence {seq}, on {device}, {what}")
     common.record_passes(args, lambda: model(ids), device, args.variant)
 
 
