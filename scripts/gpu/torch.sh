@@ -46,22 +46,30 @@ fi
 bench=$(mktemp /tmp/torch-bench.XXXX.py)
 runs=$(mktemp -d /tmp/torch-runs.XXXX)
 cat > "$bench" <<'PY'
-import json, statistics, sys, time
+import json, os, statistics, sys, time
 import torch, transformers, magneton
 from magneton.dataflow import completeness
 transformers.logging.set_verbosity_error()
 phase, runs = sys.argv[1], sys.argv[2]
+# TORCH_SH_DRY=1: a tiny model on the CPU, to try this script off the GPU machine.
+dry = os.environ.get("TORCH_SH_DRY") == "1"
+dev = "cpu" if dry else "cuda"
+sizes = ((1, 8), (2, 16)) if dry else ((1, 64), (8, 512))
 
 def gpt2():
     torch.manual_seed(0)
-    cfg = transformers.GPT2Config(n_layer=12, n_embd=768, n_head=12)  # GPT-2 small, random weights
-    return transformers.GPT2LMHeadModel(cfg).cuda().eval()
+    cfg = (transformers.GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=50257) if dry
+           else transformers.GPT2Config(n_layer=12, n_embd=768, n_head=12))  # GPT-2 small, random weights
+    return transformers.GPT2LMHeadModel(cfg).to(dev).eval()
 
 def ids(batch, seq):
-    return torch.randint(0, 50257, (batch, seq), device="cuda")
+    return torch.randint(0, 50257, (batch, seq), device=dev)
+
+def sync():
+    if dev == "cuda": torch.cuda.synchronize()
 
 def sync_time(f):
-    torch.cuda.synchronize(); t = time.perf_counter(); f(); torch.cuda.synchronize()
+    sync(); t = time.perf_counter(); f(); sync()
     return time.perf_counter() - t
 
 def report(name, path, rec, wall):
@@ -83,7 +91,7 @@ def report(name, path, rec, wall):
 if phase in ("values", "measured"):
     model, x = gpt2(), ids(4, 256)
     with torch.no_grad():
-        model(x); torch.cuda.synchronize()
+        model(x); sync()
         path = f"{runs}/gpt2_{phase}.mgt"
         t = time.perf_counter()
         with magneton.record(path, overwrite=True, fingerprints=phase == "values") as rec:
@@ -92,7 +100,7 @@ if phase in ("values", "measured"):
 elif phase.startswith("overhead"):
     kernels = phase.endswith("kernels")
     model = gpt2()
-    for batch, seq in ((1, 64), (8, 512)):
+    for batch, seq in sizes:
         x = ids(batch, seq)
         f = lambda: model(x)
         with torch.no_grad():

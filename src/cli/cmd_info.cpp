@@ -2,6 +2,7 @@
 // clock; its devices; how many rows of each kind; each device's energy when
 // the run has energy or power readings; and the problems counted while
 // recording (stats), so a user sees data loss before trusting a diff.
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -117,8 +118,10 @@ void PrintText(const std::string& path, const StoreHeader& header, const Run& ru
   auto energy = EnergyPerDevice(run);
   fmt::print("\nenergy\n");
   if (energy.empty()) fmt::print("  none recorded (no energy or power series)\n");
+  size_t name_w = 4;
+  for (const auto& e : energy) name_w = std::max(name_w, e.device->name.size());
   for (const auto& e : energy)
-    fmt::print("  {:>3}  {:<20}  {:>10}  over {}   {}, {}\n", e.device->id, e.device->name,
+    fmt::print("  {:>3}  {:<{}}  {:>10}  over {}   {}, {}\n", e.device->id, e.device->name, name_w,
                report::FormatJoules(e.joules), report::FormatSeconds(e.seconds), e.method, e.source);
 
   if (!run.stats.empty()) {

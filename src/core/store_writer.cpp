@@ -154,6 +154,8 @@ class SqliteRunWriter final : public RunWriter {
   // the caller while the queue is full.
   Status Queued(Lock& lock);
 
+  // Queues an update of row `id` (of `count` written) to name op `op_id`.
+  Status Link(RowKind kind, const char* what, int64_t id, const int64_t* count, int64_t op_id);
   void WriterLoop();
 
   const std::string path_;
@@ -472,24 +474,22 @@ Status SqliteRunWriter::SetConfig(const std::string& key, const std::string& val
   return Queued(lock);
 }
 
-Status SqliteRunWriter::LinkKernel(int64_t kernel_id, int64_t op_id) {
+Status SqliteRunWriter::Link(RowKind kind, const char* what, int64_t id, const int64_t* count, int64_t op_id) {
   Lock lock(mu_);
   MAGNETON_RETURN_IF_ERROR(Ready());
-  MAGNETON_RETURN_IF_ERROR(CheckRef("kernel", kernel_id, next_.kernels));
-  Row& r = pending_.Push(RowKind::kLinkKernel);
+  MAGNETON_RETURN_IF_ERROR(CheckRef(what, id, *count));
+  Row& r = pending_.Push(kind);
   r.v[0] = op_id;
-  r.v[1] = kernel_id;
+  r.v[1] = id;
   return Queued(lock);
 }
 
+Status SqliteRunWriter::LinkKernel(int64_t kernel_id, int64_t op_id) {
+  return Link(RowKind::kLinkKernel, "kernel", kernel_id, &next_.kernels, op_id);
+}
+
 Status SqliteRunWriter::LinkTransfer(int64_t transfer_id, int64_t op_id) {
-  Lock lock(mu_);
-  MAGNETON_RETURN_IF_ERROR(Ready());
-  MAGNETON_RETURN_IF_ERROR(CheckRef("transfer", transfer_id, next_.transfers));
-  Row& r = pending_.Push(RowKind::kLinkTransfer);
-  r.v[0] = op_id;
-  r.v[1] = transfer_id;
-  return Queued(lock);
+  return Link(RowKind::kLinkTransfer, "transfer", transfer_id, &next_.transfers, op_id);
 }
 
 void RemoveRunFiles(const std::string& path) {

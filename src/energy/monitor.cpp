@@ -16,14 +16,17 @@ double Measurement::measured_j() const {
   return j;
 }
 
-Monitor::Monitor(const SamplerOptions& options) : live_(options) {}
+Monitor::Monitor(const SamplerOptions& options)
+    : live_(options), retain_ns_(static_cast<int64_t>(options.retain_s * 1e9)) {}
 Monitor::~Monitor() { live_.Stop(); }
 
 Status Monitor::BeginWindow(const std::string& name) {
   if (open_.count(name)) return MakeError(ErrorCode::kInvalidArgument, "window '" + name + "' is already open");
   int64_t now = NowNs();
-  // Between windows, only the recent past can still be needed.
-  if (open_.empty()) live_.Forget(now - 1'000'000'000);
+  // Only between windows, and only readings older than the retention: a
+  // caller may still read a finished window's readings through Snapshot()
+  // (forgetting all but the last second here once lost a 10 s window's).
+  if (open_.empty() && retain_ns_ > 0) live_.Forget(now - retain_ns_);
   open_[name] = now;
   return Status::Ok();
 }

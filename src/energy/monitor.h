@@ -52,6 +52,7 @@ class Monitor {
 
  private:
   LiveSeries live_;
+  int64_t retain_ns_;                    // SamplerOptions::retain_s
   std::map<std::string, int64_t> open_;  // name -> start
   std::vector<Range> done_;
 };

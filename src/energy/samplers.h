@@ -42,6 +42,9 @@ struct SamplerOptions {
   int64_t pid = 0;                             // procfs: the process to watch; 0 = this process
   bool per_thread = true;                      // procfs: also one CPU-time series per busy thread
   double cpu_watts_per_core = 5.0;             // CPU estimate: watts of one fully busy core (docs/energy.md)
+  // Monitor: readings are kept this long (and always while a window is open),
+  // so series() and every window see all of theirs. 0 = keep all.
+  double retain_s = 3600;
 };
 
 // Opens every sampler these options ask for and this machine offers. Sensors

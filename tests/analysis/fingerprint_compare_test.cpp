@@ -1,11 +1,12 @@
 // Tensor equivalence from fingerprints: layout-invariant, tolerant of casts,
 // sharp between different values; candidate hashing finds what a full scan finds.
+#include "analysis/fingerprint/fingerprint_compare.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
 
 #include "analysis/fingerprint/candidate_index.h"
-#include "analysis/fingerprint/fingerprint_compare.h"
 #include "analysis/fingerprint/host_fingerprint.h"
 #include "tiny_eager.h"
 

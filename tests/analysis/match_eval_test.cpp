@@ -4,7 +4,9 @@
 // a sweep of tolerances, like the paper's Fig. 8 (docs/matching.md).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -19,8 +21,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path kDir = fs::path(MAGNETON_TEST_DATA) / "match";
-const char* kPairs[] = {"gpt2_conv1d_linear",      "gelu_composite_fused", "attention_qkv_fused",
-                        "attention_math_sdpa",     "conv_nchw_channels_last", "mlp_two_ways"};
 const double kTolerances[] = {1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 1.8e-2};
 
 struct Pair {
@@ -64,8 +64,13 @@ Pair LoadPair(const std::string& name) {
 
 class MatchEval : public ::testing::Test {
  protected:
+  // Every folder under tests/data/match with a labels.json is a pair.
   static void SetUpTestSuite() {
-    for (const char* name : kPairs) pairs_.push_back(LoadPair(name));
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(kDir))
+      if (fs::exists(entry.path() / "labels.json")) names.push_back(entry.path().filename().string());
+    std::sort(names.begin(), names.end());
+    for (const auto& name : names) pairs_.push_back(LoadPair(name));
   }
   static std::vector<Pair> pairs_;
 };
@@ -74,6 +79,7 @@ std::vector<Pair> MatchEval::pairs_;
 // Prints precision / recall / F1 per pair and in total for each tolerance,
 // and checks the default tolerance.
 TEST_F(MatchEval, PrecisionRecallOverToleranceSweep) {
+  ASSERT_GE(pairs_.size(), 6u);
   std::printf("\n%-26s", "tolerance");
   for (double t : kTolerances) std::printf(" %14.1e", t);
   std::printf("\n%-26s", "");
@@ -103,8 +109,8 @@ TEST_F(MatchEval, PrecisionRecallOverToleranceSweep) {
   std::printf("%-26s", "all pairs");
   for (const auto& s : total) std::printf(" %4.2f %4.2f %4.2f", s.precision(), s.recall(), s.f1());
   std::printf("\n");
-  const size_t def = std::find(std::begin(kTolerances), std::end(kTolerances), MatchOptions{}.tolerance) -
-                     std::begin(kTolerances);
+  const size_t def =
+      std::find(std::begin(kTolerances), std::end(kTolerances), MatchOptions{}.tolerance) - std::begin(kTolerances);
   ASSERT_LT(def, std::size(kTolerances));
   EXPECT_GE(total[def].f1(), 0.95);
   EXPECT_GE(default_f1_min, 0.9);

@@ -17,7 +17,7 @@ namespace {
 TEST(DataflowGraph, NodesAreOutermostOpsWithTensors) {
   tiny::Eager e;
   tiny::T x = e.Input({4, 8}), w = e.Input({6, 8}), b = e.Input({6});
-  e.Begin("user_scope", {});  // no tensors: transparent
+  e.Begin("user_scope", {});      // no tensors: transparent
   tiny::T y = e.Linear(x, w, b);  // aten::linear with aten::t and aten::addmm inside
   e.End({});
   tiny::T z = e.Relu(y);
@@ -140,7 +140,8 @@ TEST(LongestMonotoneChain, MatchesQuadraticDp) {
     int longest = 0;
     for (size_t i = 0; i < pairs.size(); ++i) {
       for (size_t j = 0; j < i; ++j)
-        if (pairs[j].first < pairs[i].first && pairs[j].second < pairs[i].second) best[i] = std::max(best[i], best[j] + 1);
+        if (pairs[j].first < pairs[i].first && pairs[j].second < pairs[i].second)
+          best[i] = std::max(best[i], best[j] + 1);
       longest = std::max(longest, best[i]);
     }
     EXPECT_EQ(static_cast<int>(chain.size()), longest);

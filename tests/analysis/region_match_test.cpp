@@ -1,12 +1,13 @@
 // Algorithm 1 on programs written two ways: the regions that come out must
 // correspond module for module (labels from the program structure), and the
 // differences real systems have must not break the match.
+#include "analysis/match/region_match.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 
 #include "analysis/fingerprint/fingerprint_compare.h"
-#include "analysis/match/region_match.h"
 #include "match_scoring.h"
 #include "tiny_transformer.h"
 

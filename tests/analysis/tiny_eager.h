@@ -134,9 +134,13 @@ class Eager {
     Record(name, {&a, &b}, {&c});
     return c;
   }
-  T Scale(const T& a, float s, const std::string& name = "aten::mul") { return Map(a, [s](float x) { return x * s; }, name); }
+  T Scale(const T& a, float s, const std::string& name = "aten::mul") {
+    return Map(
+        a, [s](float x) { return x * s; }, name);
+  }
   T AddScalar(const T& a, float s, const std::string& name = "aten::add") {
-    return Map(a, [s](float x) { return x + s; }, name);
+    return Map(
+        a, [s](float x) { return x + s; }, name);
   }
   template <class F>
   T Map(const T& a, F f, const std::string& name) {
@@ -146,21 +150,27 @@ class Eager {
     return c;
   }
   T Gelu(const T& x) {
-    return Map(x, [](float v) { return 0.5f * v * (1.0f + std::tanh(0.7978845608f * (v + 0.044715f * v * v * v))); },
-               "aten::gelu");
+    return Map(
+        x, [](float v) { return 0.5f * v * (1.0f + std::tanh(0.7978845608f * (v + 0.044715f * v * v * v))); },
+        "aten::gelu");
   }
   // The tanh approximation as separate element-wise ops (HF's NewGELUActivation).
   T GeluComposite(const T& x) {
-    T cube = Map(x, [](float v) { return v * v * v; }, "aten::pow");
+    T cube = Map(
+        x, [](float v) { return v * v * v; }, "aten::pow");
     T inner = Scale(cube, 0.044715f);
     T sum = Add(x, inner);
     T scaled = Scale(sum, 0.7978845608f);
-    T th = Map(scaled, [](float v) { return std::tanh(v); }, "aten::tanh");
+    T th = Map(
+        scaled, [](float v) { return std::tanh(v); }, "aten::tanh");
     T one = AddScalar(th, 1.0f);
     T prod = Mul(x, one);
     return Scale(prod, 0.5f);
   }
-  T Relu(const T& x) { return Map(x, [](float v) { return std::max(v, 0.0f); }, "aten::relu"); }
+  T Relu(const T& x) {
+    return Map(
+        x, [](float v) { return std::max(v, 0.0f); }, "aten::relu");
+  }
   T Softmax(const T& x, const std::string& name = "aten::softmax") {
     T c = x;
     const int64_t cols = x.dim(-1);

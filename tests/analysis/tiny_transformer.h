@@ -12,16 +12,16 @@ namespace magneton::tiny {
 
 // How one program differs from the plain way of writing the model.
 struct Variant {
-  bool fused_qkv = false;       // one projection to q|k|v, then split
-  bool linear_module = false;   // projections as nested aten::linear (weights [out, in])
-  bool mm_then_add = false;     // projections as mm + add instead of addmm
-  bool gelu_composite = false;  // tanh GELU as eight element-wise ops
-  bool fused_attention = false; // one op for softmax(q k^T / sqrt(d) + mask) v
-  bool extra_layout = false;    // contiguous copies and reshapes around attention
-  bool lazy_mask = false;       // causal mask built inside every attention call
-  bool bf16_mlp = false;        // the MLP input goes through bfloat16 and back
-  bool kv_outputs = false;      // k and v copied out as a cache nobody reads
-  bool rename_ops = false;      // no op name in common with the other program
+  bool fused_qkv = false;        // one projection to q|k|v, then split
+  bool linear_module = false;    // projections as nested aten::linear (weights [out, in])
+  bool mm_then_add = false;      // projections as mm + add instead of addmm
+  bool gelu_composite = false;   // tanh GELU as eight element-wise ops
+  bool fused_attention = false;  // one op for softmax(q k^T / sqrt(d) + mask) v
+  bool extra_layout = false;     // contiguous copies and reshapes around attention
+  bool lazy_mask = false;        // causal mask built inside every attention call
+  bool bf16_mlp = false;         // the MLP input goes through bfloat16 and back
+  bool kv_outputs = false;       // k and v copied out as a cache nobody reads
+  bool rename_ops = false;       // no op name in common with the other program
 };
 
 struct LayerWeights {
@@ -211,7 +211,9 @@ class Program {
   T Mlp(const T& x, const Weights& w) {
     Eager& e = *e_;
     T in = x;
-    if (v_.bf16_mlp) in = e.Map(e.CastBf16(x), [](float f) { return f; }, "aten::to");
+    if (v_.bf16_mlp)
+      in = e.Map(
+          e.CastBf16(x), [](float f) { return f; }, "aten::to");
     T a = Project(in, w.w1, w.b1);
     a = v_.gelu_composite ? e.GeluComposite(a) : e.Gelu(a);
     return Project(a, w.w2, w.b2);

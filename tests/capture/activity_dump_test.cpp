@@ -26,6 +26,19 @@ std::string WriteDump(const TempDir& dir, const std::vector<RawRecord>& records,
   return path;
 }
 
+// The dump's records as the live path would see them, one aligned copy each.
+std::vector<RawRecord> RecordsOf(const ActivityDump& dump) {
+  std::vector<RawRecord> out;
+  for (size_t i = 0; i < dump.entries.size(); ++i) {
+    RawRecord r;
+    r.size = dump.size(i);
+    r.words.resize((r.size + 7) / 8);
+    std::memcpy(r.words.data(), dump.record(i), r.size);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 TEST(ActivityDump, RoundTripKeepsRecordsAndNames) {
   TempDir dir;
   std::string gemm = "_Z4gemmPf";  // the dump must not keep pointers to this buffer
@@ -103,14 +116,7 @@ TEST(ActivityDump, ReplaysIntoTheSameRunAsLiveRecords) {
   auto live = Process(dir, records);
   auto dump = LoadDump(WriteDump(dir, records));
   ASSERT_TRUE(dump.ok());
-  std::vector<RawRecord> replayed;
-  for (size_t i = 0; i < dump->entries.size(); ++i) {
-    RawRecord r;
-    r.size = dump->size(i);
-    r.words.resize((r.size + 7) / 8);
-    std::memcpy(r.words.data(), dump->record(i), r.size);
-    replayed.push_back(r);
-  }
+  std::vector<RawRecord> replayed = RecordsOf(*dump);
   TempDir dir2;
   capture::ProcessorOptions o;
   o.api_name = [&](uint32_t d, uint32_t c) { return dump->ApiName(d, c); };
@@ -131,14 +137,7 @@ TEST(ActivityDump, RecordedFixturesReplay) {
     SCOPED_TRACE(file);
     auto dump = LoadDump(file);
     ASSERT_TRUE(dump.ok()) << dump.error().message;
-    std::vector<RawRecord> records;
-    for (size_t i = 0; i < dump->entries.size(); ++i) {
-      RawRecord r;
-      r.size = dump->size(i);
-      r.words.resize((r.size + 7) / 8);
-      std::memcpy(r.words.data(), dump->record(i), r.size);
-      records.push_back(std::move(r));
-    }
+    std::vector<RawRecord> records = RecordsOf(*dump);
     TempDir dir;
     std::vector<Device> devices;
     capture::ProcessorOptions o;

@@ -76,6 +76,7 @@ TEST(InjectionLibrary, WithoutAGpuItWritesARunThatSaysWhy) {
   ASSERT_TRUE(run.ok()) << run.error().message;
   EXPECT_GT(run->info.end_ns, run->info.start_ns);  // closed at exit
   EXPECT_EQ(run->info.extra.at("capture"), "cupti-injection");
+  EXPECT_NE(run->info.command.find("capture_tests"), std::string::npos);  // this process's own command line
   const Stat* why = FindStat(*run, "cupti_unavailable");
   ASSERT_NE(why, nullptr);
   EXPECT_EQ(why->severity, "error");

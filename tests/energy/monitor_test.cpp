@@ -86,5 +86,71 @@ TEST(Monitor, AWindowIntegratesAMetersPower) {
   EXPECT_NEAR(w->measured_j(), d.joules, 1e-12);
 }
 
+// A finished window's readings stay readable after the next window begins:
+// Snapshot() (Python's series()) and a recomputation over the window must see
+// every reading. Beginning a window once dropped all but the last second, so
+// a check reading the series afterwards integrated only a window's tail.
+TEST(Monitor, ALongWindowKeepsAllItsReadingsAfterTheNextBegins) {
+  TempDir dir;
+  const std::string path = dir / "meter.csv";
+  std::ofstream(path) << "";
+  SamplerOptions o = NoSensors();
+  o.meter = path;
+  Monitor m(o);
+  std::ofstream meter(path, std::ios::app);
+  auto write = [&](double watts) {
+    meter << NowNs() << "," << watts << "\n";
+    meter.flush();
+  };
+  write(200);
+  ASSERT_TRUE(m.BeginWindow("long").ok());
+  int written = 1;
+  for (int i = 0; i < 150; ++i, ++written) {  // 1.5 s, longer than the old 1 s kept
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    write(i % 2 ? 200 : 250);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  auto w = m.EndWindow("long");
+  ASSERT_TRUE(w.ok() && w->available) << w->reason;
+  ASSERT_TRUE(m.BeginWindow("next").ok());
+
+  Run run = m.Snapshot();
+  ASSERT_EQ(run.series.size(), 1u);
+  const SensorSeries& s = run.series[0];
+  EXPECT_EQ(static_cast<int>(s.t_ns.size()), written) << "readings were dropped";
+  EXPECT_LE(s.t_ns.front(), w->start_ns);
+  auto again = WindowEnergy(run, w->start_ns, w->end_ns);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_NEAR(again[0].joules, w->devices[0].joules, 1e-9) << "the kept series gives the window's energy";
+}
+
+// With a retention, readings older than it go when the next window begins,
+// keeping the last one before the cut (it still holds there).
+TEST(Monitor, RetentionBoundsTheReadingsKeptBetweenWindows) {
+  TempDir dir;
+  const std::string path = dir / "meter.csv";
+  std::ofstream(path) << "";
+  SamplerOptions o = NoSensors();
+  o.meter = path;
+  o.retain_s = 0.2;
+  Monitor m(o);
+  std::ofstream meter(path, std::ios::app);
+  for (int i = 0; i < 60; ++i) {
+    meter << NowNs() << ",100\n";
+    meter.flush();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  int64_t cut = NowNs() - 200'000'000;
+  ASSERT_TRUE(m.BeginWindow("w").ok());
+  Run run = m.Snapshot();
+  ASSERT_EQ(run.series.size(), 1u);
+  const SensorSeries& s = run.series[0];
+  ASSERT_GE(s.t_ns.size(), 2u);
+  EXPECT_LT(s.t_ns.size(), 60u);
+  EXPECT_LE(s.t_ns[0], cut + 5'000'000);
+  EXPECT_GT(s.t_ns[1], cut - 5'000'000);
+}
+
 }  // namespace
 }  // namespace magneton::energy

@@ -6,7 +6,6 @@ Tests that write or fingerprint need magneton._torch (ninja magneton_torch)."""
 
 import os
 import sys
-from functools import partial
 
 import numpy as np
 import pytest

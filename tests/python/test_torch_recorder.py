@@ -228,3 +228,20 @@ def test_kernels_without_correlation_link_to_innermost_op_by_time(tmp_path):
     out = ext._link_kernels_by_time(str(tmp_path / "k.mgt"), ops, api_calls, kernels, {pthread: tid})
     assert [out[i] for i in range(5)] == [1, 0, -1, 2, 3]
     assert (out["by_time"], out["by_correlation"]) == (3, 1)
+
+
+def test_energy_samplers_run_alongside_and_absent_sensors_are_stats(tmp_path):
+    with magneton.record(tmp_path / "auto.mgt", energy="auto") as rec:
+        x = torch.randn(200, 200)
+        for _ in range(50):
+            x = (x @ x).tanh()
+        threading.Event().wait(0.3)  # several procfs readings
+    run = magneton.load_run(tmp_path / "auto.mgt")
+    assert rec.summary["energy_series"] >= 1
+    assert any(s["source"] == "procfs" and s["points"] >= 2 for s in run["series"])
+    assert any(op["name"] == "aten::mm" for op in run["ops"])
+    with magneton.record(tmp_path / "nvml.mgt", energy="nvml"):
+        torch.ones(2) + 1
+    run = magneton.load_run(tmp_path / "nvml.mgt")
+    if not any(d["kind"] == "gpu" for d in run["devices"]):  # no NVIDIA driver here
+        assert any(s["name"].startswith("nvml") for s in run["stats"]), run["stats"]

@@ -77,7 +77,7 @@ def parse_hlo(text: str) -> tuple:
     """(computations, entry) from HloModule text: computations maps a name to
     its instructions in order (the schedule, for a scheduled module)."""
     comps, entry, current = {}, None, None
-    files, functions, locations, frames = {}, {}, {}, {}
+    files, locations, frames = {}, {}, {}
     section = None
     for raw in text.splitlines():
         line = raw.rstrip()

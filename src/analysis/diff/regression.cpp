@@ -7,7 +7,9 @@ namespace magneton::analysis {
 RegressionReport FindRegressions(const DiffReport& diff, double max_regression) {
   RegressionReport out;
   out.max_regression = max_regression;
-  double base = diff.a.cost(), now = diff.b.cost();
+  // With CPU-only runs, b's host times were normalized by the machine-wide
+  // ratio (diff.h); the whole run is compared on the same footing.
+  double base = diff.a.cost(), now = diff.b.cost() / diff.host_time_ratio;
   out.whole_pct = base > 0 ? (now / base - 1) * 100 : 0;
   if (base > 0 && out.whole_pct > max_regression * 100)
     out.regressions.push_back({"whole run", base, now, out.whole_pct, nullptr});

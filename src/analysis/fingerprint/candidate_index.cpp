@@ -4,19 +4,13 @@
 #include <cmath>
 
 #include "analysis/fingerprint/fingerprint_compare.h"
+#include "analysis/fingerprint/mix_hash.h"
 
 namespace magneton::analysis {
 
-namespace {
-uint64_t Mix(uint64_t x) {  // splitmix64 finalizer
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
+uint64_t CandidateIndex::Key(uint64_t base, int64_t bucket) {
+  return MixHash(base ^ MixHash(static_cast<uint64_t>(bucket)));
 }
-}  // namespace
-
-uint64_t CandidateIndex::Key(uint64_t base, int64_t bucket) { return Mix(base ^ Mix(static_cast<uint64_t>(bucket))); }
 
 CandidateIndex::Description CandidateIndex::Describe(const Tensor& t) const {
   Description d;
@@ -27,10 +21,11 @@ CandidateIndex::Description CandidateIndex::Describe(const Tensor& t) const {
   const size_t nq = fp.quantiles.size();
   auto quartile = [&](int k) { return nq ? std::asinh(fp.quantiles[(k * (nq - 1) + 2) / 4] / rms) : 0.0; };
   d.ok = true;
-  d.key_base = Mix((static_cast<uint64_t>(fp.numel) * 4 + static_cast<uint64_t>(ClassifyDtype(t.dtype))) * 1024 + nq);
-  d.f = {static_cast<float>(std::log(rms)), static_cast<float>(fp.mean / rms), static_cast<float>(quartile(1)),
-         static_cast<float>(quartile(2)),   static_cast<float>(quartile(3)),
-         static_cast<float>(std::log(fp.l1 / fp.numel / rms))};
+  d.key_base =
+      MixHash((static_cast<uint64_t>(fp.numel) * 4 + static_cast<uint64_t>(ClassifyDtype(t.dtype))) * 1024 + nq);
+  d.f = {static_cast<float>(std::log(rms)), static_cast<float>(fp.mean / rms),
+         static_cast<float>(quartile(1)),   static_cast<float>(quartile(2)),
+         static_cast<float>(quartile(3)),   static_cast<float>(std::log(fp.l1 / fp.numel / rms))};
   d.bucket = static_cast<int64_t>(std::floor(d.f[0] / radius_[0]));
   return d;
 }
@@ -54,9 +49,8 @@ CandidateIndex::CandidateIndex(const std::vector<const Tensor*>& tensors, double
     Description d = Describe(*tensors[i]);
     if (d.ok) entries_.push_back({Key(d.key_base, d.bucket), d.f, static_cast<int32_t>(i)});
   }
-  std::sort(entries_.begin(), entries_.end(), [](const Entry& x, const Entry& y) {
-    return x.key != y.key ? x.key < y.key : x.f[1] < y.f[1];
-  });
+  std::sort(entries_.begin(), entries_.end(),
+            [](const Entry& x, const Entry& y) { return x.key != y.key ? x.key < y.key : x.f[1] < y.f[1]; });
   ranges_.reserve(entries_.size() / 2 + 1);
   for (size_t i = 0; i < entries_.size();) {
     size_t j = i;

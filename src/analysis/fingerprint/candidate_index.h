@@ -51,7 +51,7 @@ class CandidateIndex {
   Description Describe(const Tensor& t) const;
   static uint64_t Key(uint64_t base, int64_t bucket);
 
-  Features radius_{};  // the largest gap per feature two equivalent tensors can have
+  Features radius_{};           // the largest gap per feature two equivalent tensors can have
   std::vector<Entry> entries_;  // sorted by (key, mean/rms)
   std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> ranges_;  // key -> [begin, end)
 };

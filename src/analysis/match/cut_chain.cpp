@@ -7,9 +7,8 @@ namespace magneton::analysis {
 std::vector<std::pair<int32_t, int32_t>> LongestMonotoneChain(std::vector<std::pair<int32_t, int32_t>> pairs) {
   // i ascending, j descending within one i: then a strictly increasing run of
   // j never takes two pairs of the same i.
-  std::sort(pairs.begin(), pairs.end(), [](const auto& x, const auto& y) {
-    return x.first != y.first ? x.first < y.first : x.second > y.second;
-  });
+  std::sort(pairs.begin(), pairs.end(),
+            [](const auto& x, const auto& y) { return x.first != y.first ? x.first < y.first : x.second > y.second; });
   pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
   std::vector<int32_t> tails;  // tails[k]: pair index ending the best chain of length k+1
   std::vector<int32_t> prev(pairs.size(), -1);

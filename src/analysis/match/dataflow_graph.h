@@ -34,7 +34,7 @@ struct DataflowGraph {
   // One value per write of a tensor by a node.
   struct Value {
     int64_t tensor = 0;
-    int32_t producer = 0;        // node
+    int32_t producer = 0;  // node
   };
   std::vector<Value> values;
   Adjacency writes;  // node -> values it wrote

@@ -21,7 +21,7 @@ struct MatchSide {
   // ends that share ancestry with a component (a KV cache returned but not
   // read, a logged statistic) are side outputs.
   std::vector<int32_t> main_outputs;
-  std::vector<uint8_t> core;   // the node reaches a main output
+  std::vector<uint8_t> core;  // the node reaches a main output
   // The node depends on a graph input (a parameter or program input), as
   // opposed to constants built from shapes alone (arange, ones, masks).
   std::vector<uint8_t> flow;

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "analysis/fingerprint/fingerprint_compare.h"
+#include "analysis/fingerprint/mix_hash.h"
 #include "analysis/match/cut_chain.h"
 #include "analysis/match/match_side.h"
 #include "analysis/match/tensor_classes.h"
@@ -22,17 +23,10 @@ namespace magneton::analysis {
 
 namespace {
 
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 // (crossing hash, class): salted, because a crossing hash of one live class
 // is that class's own hash.
 uint64_t CutKey(uint64_t crossing, int32_t cls) {
-  return Mix(Mix(crossing ^ 0xd6e8feb86659fd93ULL) ^ static_cast<uint64_t>(cls));
+  return MixHash(MixHash(crossing ^ 0xd6e8feb86659fd93ULL) ^ static_cast<uint64_t>(cls));
 }
 
 using Clock = std::chrono::steady_clock;
@@ -55,8 +49,8 @@ class Matcher {
     a_ = AnalyzeSide(a);
     other.join();
     auto t1 = Clock::now();
-    const int threads = options_.threads > 0 ? options_.threads
-                                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int threads =
+        options_.threads > 0 ? options_.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     classes_ = ClassifyValues(a_, b_, options_.tolerance, options_.max_equivalents, threads);
     hash_a_ = CrossingHashes(a_, classes_.of_a);
     hash_b_ = CrossingHashes(b_, classes_.of_b);
@@ -152,7 +146,7 @@ int32_t Matcher::PlaceCut(const MatchSide& s, const std::vector<int32_t>& run, i
 // Pairs spine nodes of the two sides that write values of one class and
 // whose cuts let the same classes cross; returns the longest monotone chain.
 std::vector<std::pair<int32_t, int32_t>> Matcher::ChooseCuts(const std::vector<int32_t>& sa,
-                                                            const std::vector<int32_t>& sb) {
+                                                             const std::vector<int32_t>& sb) {
   if (sa.empty() || sb.empty()) return {};
   struct Entry {
     int32_t node;
@@ -228,8 +222,7 @@ std::vector<std::pair<int32_t, int32_t>> Matcher::ChooseCuts(const std::vector<i
 }
 
 // Queues the pieces between consecutive cuts; the last cut closes the last piece.
-void Matcher::Split(const std::vector<std::pair<int32_t, int32_t>>& cuts, int32_t begin_a, int32_t begin_b,
-                    int depth) {
+void Matcher::Split(const std::vector<std::pair<int32_t, int32_t>>& cuts, int32_t begin_a, int32_t begin_b, int depth) {
   for (auto [ca, cb] : cuts) {
     work_.push_back({begin_a, ca, begin_b, cb, depth});
     begin_a = ca + 1;
@@ -278,8 +271,8 @@ void Matcher::EmitLeaf(const Piece& p) {
   pair_up(true, r.inputs_a, r.inputs_b);
   pair_up(false, r.outputs_a, r.outputs_b);
   for (size_t k = 0; k < r.outputs_a.size(); ++k)
-    r.output_rel_diff = std::max(r.output_rel_diff, FingerprintDifference(a_.run->tensors[r.outputs_a[k]],
-                                                                          b_.run->tensors[r.outputs_b[k]]));
+    r.output_rel_diff = std::max(
+        r.output_rel_diff, FingerprintDifference(a_.run->tensors[r.outputs_a[k]], b_.run->tensors[r.outputs_b[k]]));
   leaves_.emplace_back(p.begin_a, std::move(r));
 }
 

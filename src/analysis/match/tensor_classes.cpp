@@ -7,6 +7,7 @@
 
 #include "analysis/fingerprint/candidate_index.h"
 #include "analysis/fingerprint/fingerprint_compare.h"
+#include "analysis/fingerprint/mix_hash.h"
 
 namespace magneton::analysis {
 
@@ -39,12 +40,7 @@ std::vector<const Tensor*> CoreValueTensors(const MatchSide& s) {
   return out;
 }
 
-uint64_t ClassHash(int32_t c) {
-  uint64_t x = static_cast<uint64_t>(c) + 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+uint64_t ClassHash(int32_t c) { return MixHash(static_cast<uint64_t>(c)); }
 
 // Finds, for each value that passes its input on unchanged (a view, a copy,
 // a cast within tolerance), that input on the same side. Such a value needs

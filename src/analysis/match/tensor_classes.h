@@ -16,8 +16,8 @@ struct TensorClasses {
   // equivalence (within tolerance) share a class; a value with no
   // equivalent on the other side has a class of its own.
   std::vector<int32_t> of_a, of_b;
-  int64_t comparisons = 0;  // fingerprint comparisons made
-  int64_t equivalences = 0; // pairs found within tolerance
+  int64_t comparisons = 0;   // fingerprint comparisons made
+  int64_t equivalences = 0;  // pairs found within tolerance
 };
 
 // Joins values that pass their input on unchanged (views, copies, casts)

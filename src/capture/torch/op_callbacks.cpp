@@ -2,10 +2,12 @@
 // node, tensors in at start, tensors out (and inputs written in place) at end.
 #include <ATen/core/function_schema.h>
 #include <ATen/core/ivalue.h>
+#include <c10/util/SmallVector.h>
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "capture/torch/recorder_state.h"
@@ -56,7 +58,7 @@ struct OpContext : at::ObserverContext {
   int64_t id = kNone;
   bool correlated = false;
   const OpSchemaInfo* schema = nullptr;
-  std::vector<InputRef> inputs;
+  c10::SmallVector<InputRef, 4> inputs;
 };
 
 template <class F>
@@ -163,7 +165,7 @@ void FingerprintRows(RecorderState& st, std::vector<std::pair<int64_t, at::Tenso
   }
 }
 
-std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
+std::unique_ptr<at::ObserverContext> RecordOpStart(const at::RecordFunction& fn) {
   std::shared_ptr<RecorderState> st = g_state.load(std::memory_order_acquire);
   if (!st || !st->active.load(std::memory_order_relaxed)) return nullptr;
   const int64_t start = MonotonicNs();
@@ -244,7 +246,39 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
   return ctx;
 }
 
-void OnOpEnd(const at::RecordFunction& fn, at::ObserverContext* base) {
+// One tensor an op produced (or wrote in place), on its way to a row.
+struct OutputValue {
+  explicit OutputValue(const at::Tensor& t) : tensor(t) {}
+  at::Tensor tensor;
+  bool usable = false;  // has a plain layout (MakeKey succeeded)
+  bool writes = true;   // wrote its storage, rather than viewing an input's
+  ValueKey key;
+  std::optional<Fingerprint> fingerprint;
+};
+
+// Under state.mu: keys, write flags and fingerprints a nested op of this one
+// already computed for the same value.
+void KeyOutputs(RecorderState& st, const OpContext& ctx, c10::SmallVector<OutputValue, 4>& outs,
+                const c10::SmallVector<int64_t, 8>& viewed, const c10::SmallVector<int64_t, 8>& written) {
+  auto has = [](const c10::SmallVector<int64_t, 8>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+  for (auto& o : outs) {
+    o.usable = MakeKey(o.tensor, st, &o.key);
+    if (!o.usable) {
+      ++st.summary.skipped_tensors;
+      continue;
+    }
+    // Same storage as an input the op left alone: a view (x.view(...)),
+    // unless the op also wrote that storage (x.add_(1) returns x).
+    if (has(viewed, o.key.storage) && !has(written, o.key.storage)) o.writes = false;
+    if (!st.options.fingerprints) continue;
+    const int64_t latest = st.dataflow.Latest(o.key);
+    if (latest != kNone && st.dataflow.tensors()[latest].fingerprint && st.dataflow.Producer(latest) != kNone &&
+        IsWithin(st.ops, st.dataflow.Producer(latest), ctx.id))
+      o.fingerprint = st.dataflow.tensors()[latest].fingerprint;
+  }
+}
+
+void RecordOpEnd(const at::RecordFunction& fn, at::ObserverContext* base) {
   auto* ctx = static_cast<OpContext*>(base);
   if (!ctx) return;
   RecorderState& st = *ctx->state;
@@ -258,79 +292,70 @@ void OnOpEnd(const at::RecordFunction& fn, at::ObserverContext* base) {
     }
   if (!st.active.load(std::memory_order_relaxed)) return;
 
-  std::vector<at::Tensor> outs;
-  for (const auto& v : fn.outputs()) ForEachTensor(v, [&](const at::Tensor& t) { outs.push_back(t); });
-  // An output writes its storage unless it is a view of an input (same
-  // storage, nothing written). Written inputs: the version counter moved, or
-  // (inference tensors) the schema marks the argument as written.
-  std::vector<char> writes(outs.size(), 1);
-  std::vector<int64_t> viewed, written_storages;  // storages of inputs the op left alone / wrote
+  c10::SmallVector<OutputValue, 4> outs;
+  for (const auto& v : fn.outputs()) ForEachTensor(v, [&](const at::Tensor& t) { outs.emplace_back(t); });
+  // Written inputs: the version counter moved, or (inference tensors, which
+  // have none) the schema marks the argument as written.
+  c10::SmallVector<int64_t, 8> viewed, written;  // storages of inputs the op left alone / wrote
   for (const auto& in : ctx->inputs) {
     uint32_t now = 0;
-    const bool written = in.versioned ? (Version(in.tensor, &now) && now != in.version)
-                                      : (ctx->schema && in.arg < ctx->schema->writes.size() &&
-                                         ctx->schema->writes[in.arg]);
-    if (!written) {
-      viewed.push_back(in.storage);
-      continue;
-    }
-    written_storages.push_back(in.storage);
+    const bool wrote = in.versioned ? (Version(in.tensor, &now) && now != in.version)
+                                    : (ctx->schema && in.arg < ctx->schema->writes.size() && ctx->schema->writes[in.arg]);
+    (wrote ? written : viewed).push_back(in.storage);
+    if (!wrote) continue;
     bool returned = false;
-    for (const auto& o : outs) returned |= o.unsafeGetTensorImpl() == in.tensor.unsafeGetTensorImpl();
-    if (!returned) {  // out= arguments, foreach ops
-      outs.push_back(in.tensor);
-      writes.push_back(1);
-    }
+    for (const auto& o : outs) returned |= o.tensor.unsafeGetTensorImpl() == in.tensor.unsafeGetTensorImpl();
+    if (!returned) outs.emplace_back(in.tensor);  // out= arguments, foreach ops
   }
 
-  std::vector<ValueKey> keys(outs.size());
-  std::vector<std::optional<Fingerprint>> fps(outs.size());
-  std::vector<bool> usable(outs.size());
-  std::vector<size_t> to_compute;
-  {
-    std::lock_guard<std::mutex> lock(st.mu);
-    for (size_t i = 0; i < outs.size(); ++i) {
-      usable[i] = MakeKey(outs[i], st, &keys[i]);
-      if (!usable[i]) {
-        ++st.summary.skipped_tensors;
-        continue;
-      }
-      // Same storage as an input the op left alone: a view (x.view(...)),
-      // unless the op also wrote that storage (x.add_(1) returns x).
-      auto in_list = [&](const std::vector<int64_t>& v) {
-        return std::find(v.begin(), v.end(), keys[i].storage) != v.end();
-      };
-      if (in_list(viewed) && !in_list(written_storages)) writes[i] = 0;
-      if (!st.options.fingerprints) continue;
-      // A value a nested op of this one just produced has the same fingerprint.
-      const int64_t latest = st.dataflow.Latest(keys[i]);
-      if (latest != kNone && st.dataflow.tensors()[latest].fingerprint &&
-          st.dataflow.Producer(latest) != kNone && IsWithin(st.ops, st.dataflow.Producer(latest), ctx->id))
-        fps[i] = st.dataflow.tensors()[latest].fingerprint;
-      else
-        to_compute.push_back(i);
+  std::unique_lock<std::mutex> lock(st.mu);
+  KeyOutputs(st, *ctx, outs, viewed, written);
+  if (st.options.fingerprints) {  // the recording pass: compute outside the lock
+    lock.unlock();
+    for (auto& o : outs) {
+      if (!o.usable || o.fingerprint) continue;
+      auto fp = ComputeFingerprint(o.tensor, st.options.fingerprint);
+      if (fp.ok()) o.fingerprint = std::move(fp.value());
     }
+    lock.lock();
   }
-  int64_t failures = 0;
-  for (size_t i : to_compute) {
-    auto fp = ComputeFingerprint(outs[i], st.options.fingerprint);
-    if (fp.ok()) fps[i] = std::move(fp.value());
-    else ++failures;
-  }
-  std::lock_guard<std::mutex> lock(st.mu);
   Op& op = st.ops[ctx->id];
   op.end_ns = end;
-  for (size_t i = 0; i < outs.size(); ++i) {
-    if (!usable[i]) continue;
-    const int64_t row = st.dataflow.Output(keys[i], ctx->id, writes[i] != 0);
-    if (fps[i]) {
-      st.dataflow.tensors()[row].fingerprint = std::move(fps[i]);
+  for (auto& o : outs) {
+    if (!o.usable) continue;
+    const int64_t row = st.dataflow.Output(o.key, ctx->id, o.writes);
+    if (o.fingerprint) {
+      st.dataflow.tensors()[row].fingerprint = std::move(o.fingerprint);
       ++st.summary.fingerprints;
+    } else if (st.options.fingerprints) {
+      ++st.summary.fingerprint_failures;
     }
     op.outputs.push_back(row);
-    if (op.device == kHostDevice) op.device = keys[i].device;
+    if (op.device == kHostDevice) op.device = o.key.device;
   }
-  st.summary.fingerprint_failures += failures;
+}
+
+// A recorder bug must not reach the workload: callbacks run inside its ops,
+// and an exception from one would fail the op. Count it and go on.
+void CountError() {
+  if (auto st = g_state.load()) st->callback_errors.fetch_add(1);
+}
+
+std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
+  try {
+    return RecordOpStart(fn);
+  } catch (...) {
+    CountError();
+    return nullptr;
+  }
+}
+
+void OnOpEnd(const at::RecordFunction& fn, at::ObserverContext* base) {
+  try {
+    RecordOpEnd(fn, base);
+  } catch (...) {
+    CountError();
+  }
 }
 
 }  // namespace
@@ -357,7 +382,15 @@ void RecorderState::ForgetDeadStorages() {
   sweep_at = std::max<size_t>(4096, 2 * storage_ids.size());
 }
 
+// A forked child (DataLoader workers) inherits the callbacks; its ops would go
+// to a copy of the recording that is never written, so it records nothing.
+void StopRecordingInChild() {
+  if (auto st = g_state.load()) st->active.store(false);
+}
+
 Status InstallCallbacks(const std::shared_ptr<RecorderState>& state) {
+  static const bool fork_handler = pthread_atfork(nullptr, nullptr, &StopRecordingInChild) == 0;
+  (void)fork_handler;
   std::shared_ptr<RecorderState> expected;
   if (!g_state.compare_exchange_strong(expected, state))
     return MakeError(ErrorCode::kInvalidArgument,

@@ -34,8 +34,8 @@ int64_t PythonStacks::Capture() {
   return id;
 }
 
-// Called with the GIL held; frame_ids_ is guarded by mu_ as well because the
-// destructor and readers do not hold the GIL.
+// Called with the GIL held and mu_ (the destructor and readers do not hold
+// the GIL).
 int64_t PythonStacks::FrameId(PyCodeObject* code, int line) {
   auto key = std::make_pair(code, line);
   auto it = frame_ids_.find(key);
@@ -52,27 +52,32 @@ int64_t PythonStacks::FrameId(PyCodeObject* code, int line) {
   return frames_.back().id;
 }
 
+// With the GIL held; takes mu_ (no Python code runs under it).
+int64_t PythonStacks::FrameAt(PyFrameObject* frame, PyCodeObject* code) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto key = std::make_pair(code, PyFrame_GetLasti(frame));
+  auto it = instr_ids_.find(key);
+  if (it != instr_ids_.end()) return it->second;
+  const int64_t id = FrameId(code, PyFrame_GetLineNumber(frame));
+  instr_ids_.emplace(key, id);
+  return id;
+}
+
 int64_t PythonStacks::CaptureWithGil() {
   PyFrameObject* frame = PyEval_GetFrame();  // borrowed
   if (!frame) return kNone;
-  std::vector<std::pair<PyCodeObject*, int>> raw;
+  std::vector<int64_t> ids;
   Py_INCREF(frame);
-  while (frame && static_cast<int>(raw.size()) < max_depth_) {
-    PyCodeObject* code = PyFrame_GetCode(frame);  // new reference
-    raw.emplace_back(code, PyFrame_GetLineNumber(frame));
+  while (frame && static_cast<int>(ids.size()) < max_depth_) {
+    PyCodeObject* code = PyFrame_GetCode(frame);  // new reference; FrameId keeps its own
+    ids.push_back(FrameAt(frame, code));
+    Py_DECREF(reinterpret_cast<PyObject*>(code));
     PyFrameObject* back = PyFrame_GetBack(frame);  // new reference
     Py_DECREF(frame);
     frame = back;
   }
   Py_XDECREF(frame);
-
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<int64_t> ids;
-  ids.reserve(raw.size());
-  for (auto& [code, line] : raw) {
-    ids.push_back(FrameId(code, line));
-    Py_DECREF(reinterpret_cast<PyObject*>(code));  // FrameId keeps its own reference
-  }
   auto it = stack_ids_.find(ids);
   if (it != stack_ids_.end()) return it->second;
   Stack s;

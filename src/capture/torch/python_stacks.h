@@ -34,14 +34,23 @@ class PythonStacks {
  private:
   int64_t CaptureWithGil();
   int64_t FrameId(PyCodeObject* code, int line);
+  int64_t FrameAt(PyFrameObject* frame, PyCodeObject* code);
 
   struct VecHash {
     size_t operator()(const std::vector<int64_t>& v) const noexcept;
   };
+  struct InstrHash {
+    size_t operator()(const std::pair<PyCodeObject*, int>& k) const noexcept {
+      return std::hash<const void*>()(k.first) ^ (static_cast<size_t>(k.second) * 0x9e3779b97f4a7c15ULL);
+    }
+  };
 
   int max_depth_;
   std::mutex mu_;
-  std::map<std::pair<PyCodeObject*, int>, int64_t> frame_ids_;  // holds a reference to each code object
+  std::map<std::pair<PyCodeObject*, int>, int64_t> frame_ids_;  // (code, line); holds a reference to each code object
+  // (code, instruction offset) -> frame: computing a line number scans the
+  // code's line table, so it is done once per call site instruction.
+  std::unordered_map<std::pair<PyCodeObject*, int>, int64_t, InstrHash> instr_ids_;
   std::unordered_map<std::vector<int64_t>, int64_t, VecHash> stack_ids_;
   std::vector<Frame> frames_;
   std::vector<Stack> stacks_;

@@ -39,6 +39,7 @@ class RecorderState {
   std::unique_ptr<KernelCorrelation> kernels;
   std::unique_ptr<EnergyCapture> energy;
   std::atomic<bool> active{false};
+  std::atomic<int64_t> callback_errors{0};  // exceptions caught in callbacks (a recorder bug)
   at::CallbackHandle callback = 0;
 
   PythonStacks stacks;

@@ -78,7 +78,7 @@ PYBIND11_MODULE(_energy, m) {
   py::class_<PyMonitor>(m, "Monitor")
       .def(py::init([](bool nvml, bool rapl, bool procfs, std::vector<int> gpus, std::string meter,
                        int poll_interval_us, int energy_poll_interval_us, double cpu_watts_per_core,
-                       std::string powercap_root) {
+                       std::string powercap_root, double retain_s) {
              SamplerOptions o;
              o.nvml = nvml;
              o.rapl = rapl;
@@ -89,12 +89,13 @@ PYBIND11_MODULE(_energy, m) {
              o.energy_poll_interval_us = energy_poll_interval_us;
              o.cpu_watts_per_core = cpu_watts_per_core;
              o.powercap_root = std::move(powercap_root);
+             o.retain_s = retain_s;
              return std::make_unique<PyMonitor>(o);
            }),
            py::arg("nvml") = true, py::arg("rapl") = true, py::arg("procfs") = true,
            py::arg("gpus") = std::vector<int>{}, py::arg("meter") = "", py::arg("poll_interval_us") = 2000,
            py::arg("energy_poll_interval_us") = 15000, py::arg("cpu_watts_per_core") = 5.0,
-           py::arg("powercap_root") = "/sys/class/powercap")
+           py::arg("powercap_root") = "/sys/class/powercap", py::arg("retain_s") = 3600.0)
       .def("begin_window",
            [](PyMonitor& self, const std::string& name) {
              Status st = self.get().BeginWindow(name);

@@ -1,0 +1,71 @@
+"""Records the committed torch fixtures in tests/data/torch/ (real CPU runs).
+
+    PYTHONPATH=python python scripts/record_fixture.py [OUT_DIR]
+
+gpt2_2l_values.mgt    2-layer GPT-2 forward (transformers, random weights, seed 0), fingerprints on
+gpt2_2l_measured.mgt  the same forward, measured pass (no fingerprints)
+cnn_train_values.mgt  conv/bn/relu/pool/linear: one SGD training step, forward + backward, fingerprints on
+
+Small on purpose: analysis tests load them on any machine, without torch."""
+
+import os
+import sqlite3
+import sys
+
+import torch
+import transformers
+
+import magneton
+
+
+def gpt2():
+    transformers.logging.set_verbosity_error()
+    torch.manual_seed(0)
+    cfg = transformers.GPT2Config(n_layer=2, n_embd=32, n_head=4, vocab_size=128, n_positions=32,
+                                  bos_token_id=0, eos_token_id=0)
+    return transformers.GPT2LMHeadModel(cfg).eval(), torch.randint(0, 128, (1, 16))
+
+
+def cnn_step(path):
+    torch.manual_seed(0)
+    nn = torch.nn
+    net = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
+                        nn.Flatten(), nn.Linear(4 * 4 * 4, 5))
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    x, y = torch.randn(2, 3, 8, 8), torch.randint(0, 5, (2,))
+    with magneton.record(path, fingerprints=True, overwrite=True, command="scripts/record_fixture.py cnn"):
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(net(x), y).backward()
+        opt.step()
+
+
+def compact(path):
+    """Small pages and no free space: the committed files stay small."""
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA journal_mode=DELETE")
+    db.execute("PRAGMA page_size=1024")
+    db.execute("VACUUM")
+    db.close()
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "tests", "data", "torch")
+    os.makedirs(out, exist_ok=True)
+    torch.set_num_threads(1)
+    model, ids = gpt2()
+    with torch.no_grad():
+        for name, fps in (("gpt2_2l_values.mgt", True), ("gpt2_2l_measured.mgt", False)):
+            path = os.path.join(out, name)
+            with magneton.record(path, fingerprints=fps, overwrite=True,
+                                 command=f"scripts/record_fixture.py gpt2 fingerprints={fps}") as rec:
+                model(ids)
+            print(name, rec.summary["ops"], "ops", rec.summary["tensors"], "tensors")
+    cnn_step(os.path.join(out, "cnn_train_values.mgt"))
+    print("cnn_train_values.mgt written")
+    for name in ("gpt2_2l_values.mgt", "gpt2_2l_measured.mgt", "cnn_train_values.mgt"):
+        compact(os.path.join(out, name))
+        magneton.load_run(os.path.join(out, name))  # still a valid run
+
+
+if __name__ == "__main__":
+    main()

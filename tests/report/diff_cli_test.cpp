@@ -1,0 +1,175 @@
+// `magneton diff`, `check`, `export` and `demo` end to end: the built command
+// on the committed recordings (tests/data/diff/), exit codes, outputs, errors.
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace magneton::report {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kData = std::string(MAGNETON_TEST_DATA) + "/diff/";
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+fs::path TempDir() {
+  fs::path d = fs::temp_directory_path() / ("magneton_cli_test_" + std::to_string(getpid()));
+  fs::create_directories(d);
+  return d;
+}
+
+Result Magneton(const std::string& args) {
+  if (!fs::exists(MAGNETON_BINARY)) {
+    ADD_FAILURE() << MAGNETON_BINARY << " is not built (ninja magneton)";
+    return {};
+  }
+  fs::path dir = TempDir();
+  std::string cmd = std::string(MAGNETON_BINARY) + " " + args + " >" + (dir / "out").string() + " 2>" +
+                    (dir / "err").string();
+  int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(dir / "out"), Slurp(dir / "err")};
+}
+
+// "a b" -> the run files and measured passes of both stems.
+std::string Pair(const std::string& a, const std::string& b) {
+  return kData + a + ".mgt " + kData + b + ".mgt --measured-a " + kData + a + "-measured.mgt --measured-b " +
+         kData + b + "-measured.mgt";
+}
+
+TEST(DiffCli, WasteExitsOneAndNamesTheFinding) {
+  Result r = Magneton("diff " + Pair("gelu_new", "gelu_fused") + " --color never");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.out.find("waste"), std::string::npos);
+  EXPECT_NE(r.out.find("aten::gelu"), std::string::npos);
+  EXPECT_NE(r.out.find("[operators]"), std::string::npos);
+  EXPECT_NE(r.out.find("energy unmeasured"), std::string::npos);
+  EXPECT_EQ(r.out.find("\033["), std::string::npos) << "no colors when stdout is not a terminal";
+}
+
+TEST(DiffCli, SameProgramTwiceExitsZero) {
+  Result r = Magneton("diff " + Pair("gelu_new", "gelu_new_again"));
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("no waste found"), std::string::npos);
+}
+
+TEST(DiffCli, JsonFollowsTheSchema) {
+  Result r = Magneton("diff " + Pair("gelu_new", "gelu_fused") + " --json");
+  EXPECT_EQ(r.code, 1);
+  json j = json::parse(r.out);  // stdout is the JSON and nothing else
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["unit"], "s");
+  EXPECT_EQ(j["summary"]["waste"], 1);
+  EXPECT_EQ(j["findings"][0]["evidence"][0]["kind"], "operators");
+  EXPECT_EQ(j["runs"]["a"]["measured_repeats"], 3);
+  EXPECT_EQ(j["findings"][0]["rules"][0]["id"], "unfused-gelu");
+}
+
+TEST(DiffCli, HtmlReportIsWrittenAndSelfContained) {
+  fs::path html = TempDir() / "report.html";
+  Result r = Magneton("diff " + Pair("gelu_new", "gelu_fused") + " --html " + html.string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("wrote " + html.string()), std::string::npos) << r.err;
+  std::string text = Slurp(html);
+  EXPECT_NE(text.find("id=\"finding-1\""), std::string::npos);
+  EXPECT_EQ(text.find("http"), std::string::npos);
+  EXPECT_NE(text.find("id=\"power-a-missing\""), std::string::npos);  // CPU: no power series
+}
+
+TEST(DiffCli, CheckGatesRegressions) {
+  // The 8-operator GELU as the new run against the fused baseline: a regression.
+  Result bad = Magneton("check --baseline " + kData + "gelu_fused.mgt " + kData + "gelu_new.mgt --measured-a " +
+                        kData + "gelu_fused-measured.mgt --measured-b " + kData +
+                        "gelu_new-measured.mgt --max-regression 5%");
+  EXPECT_EQ(bad.code, 1) << bad.out << bad.err;
+  EXPECT_NE(bad.out.find("REGRESSED"), std::string::npos);
+  EXPECT_NE(bad.out.find("aten::gelu"), std::string::npos);
+  // The same program again: nothing regressed.
+  Result ok = Magneton("check --baseline " + kData + "gelu_new.mgt " + kData + "gelu_new_again.mgt --measured-a " +
+                       kData + "gelu_new-measured.mgt --measured-b " + kData +
+                       "gelu_new_again-measured.mgt --max-regression 5% --json");
+  EXPECT_EQ(ok.code, 0) << ok.out;
+  json j = json::parse(ok.out);
+  EXPECT_FALSE(j["regressed"].get<bool>());
+  EXPECT_EQ(j["tool"], "magneton check");
+}
+
+TEST(DiffCli, ExportPerfettoWritesATrace) {
+  fs::path trace = TempDir() / "trace.json";
+  Result r = Magneton("export --perfetto " + kData + "gelu_new-measured.mgt -o " + trace.string());
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("slices"), std::string::npos);
+  json t = json::parse(Slurp(trace));
+  int slices = 0;
+  for (const auto& e : t["traceEvents"]) slices += e["ph"] == "X";
+  EXPECT_GT(slices, 100);
+  EXPECT_EQ(Magneton("export " + kData + "gelu_new.mgt -o " + trace.string()).code, 2);  // no format chosen
+}
+
+TEST(DiffCli, BadInputIsOneLineAndExitTwo) {
+  auto one_line = [](const std::string& s) { return std::count(s.begin(), s.end(), '\n') == 1; };
+  Result missing = Magneton("diff /nonexistent/a.mgt " + kData + "gelu_new.mgt");
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("/nonexistent/a.mgt"), std::string::npos) << missing.err;
+  EXPECT_TRUE(one_line(missing.err)) << missing.err;
+  Result low = Magneton("diff " + Pair("gelu_new", "gelu_fused") + " --threshold 3%");
+  EXPECT_EQ(low.code, 2);
+  EXPECT_NE(low.err.find("--threshold 3%: below 5%"), std::string::npos) << low.err;
+  Result junk = Magneton("diff " + Pair("gelu_new", "gelu_fused") + " --threshold ten");
+  EXPECT_EQ(junk.code, 2);
+  EXPECT_NE(junk.err.find("--threshold ten"), std::string::npos);
+  Result wrong = Magneton("diff " + kData + "gelu_new.mgt " + kData + "gelu_fused.mgt --measured-a " + kData +
+                          "gelu_fused-measured.mgt");
+  EXPECT_EQ(wrong.code, 2);
+  EXPECT_NE(wrong.err.find("gelu_fused-measured.mgt: measured pass of run a"), std::string::npos) << wrong.err;
+  EXPECT_TRUE(one_line(wrong.err)) << wrong.err;
+  fs::path not_run = TempDir() / "not_a_run.mgt";
+  std::ofstream(not_run) << "hello";
+  Result garbage = Magneton("check --baseline " + not_run.string() + " " + kData + "gelu_new.mgt");
+  EXPECT_EQ(garbage.code, 2);
+  EXPECT_NE(garbage.err.find(not_run.string()), std::string::npos) << garbage.err;
+}
+
+// The main-job command, live: records with the project's Python on this machine.
+TEST(DiffCli, DemoRecordsDiffsAndWritesTheReports) {
+  const char* py = std::getenv("MAGNETON_PYTHON");
+  std::string python = py && *py ? py : std::string(std::getenv("HOME") ? std::getenv("HOME") : "") +
+                                            "/.cache/magneton/venv-py312/bin/python";
+  std::string probe = "PYTHONPATH=" + std::string(MAGNETON_TEST_DATA) + "/../../python " + python +
+                      " -c 'import torch, transformers, magneton.recorder as r; r.extension()' >/dev/null 2>&1";
+  if (!fs::exists(python) || std::system(probe.c_str()) != 0)
+    GTEST_SKIP() << python << " lacks torch, transformers or the built magneton._torch: set MAGNETON_PYTHON "
+                 << "and build magneton_torch to run the demo";
+  fs::path out = TempDir() / "demo";
+  Result r = Magneton("demo --size tiny --iterations 3 --device cpu --out " + out.string());
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("magneton demo: GPT-2 blocks"), std::string::npos);
+  EXPECT_NE(r.out.find("could not measure here: energy"), std::string::npos);
+  EXPECT_TRUE(fs::exists(out / "report.html"));
+  json j = json::parse(Slurp(out / "diff.json"));
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_GT(j["summary"]["regions"].get<int>(), 20);
+  // On the CPU the demo is the GELU pair: its finding is the fused GELU.
+  EXPECT_NE(j["findings"][0]["label"].get<std::string>().find("aten::gelu"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace magneton::report
