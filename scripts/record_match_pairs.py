@@ -328,12 +328,12 @@ def conv_pair():
 class ModuleMlp(nn.Module):
     def __init__(self):
         super().__init__()
-        self.layer1, self.layer2, self.layer3 = nn.Linear(24, 48), nn.Linear(48, 48), nn.Linear(48, 10)
+        self.layer1 = nn.Sequential(nn.Linear(24, 48), nn.ReLU())
+        self.layer2 = nn.Sequential(nn.Linear(48, 48), nn.ReLU())
+        self.layer3 = nn.Linear(48, 10)
 
     def forward(self, x):
-        x = F.relu(self.layer1(x))
-        x = F.relu(self.layer2(x))
-        return F.log_softmax(self.layer3(x), dim=-1)
+        return F.log_softmax(self.layer3(self.layer2(self.layer1(x))), dim=-1)
 
 
 class HandLayer(nn.Module):
@@ -351,7 +351,7 @@ class HandLayer(nn.Module):
 class HandMlp(nn.Module):
     def __init__(self, m: ModuleMlp):
         super().__init__()
-        self.layer1, self.layer2 = HandLayer(m.layer1, True), HandLayer(m.layer2, True)
+        self.layer1, self.layer2 = HandLayer(m.layer1[0], True), HandLayer(m.layer2[0], True)
         self.layer3 = HandLayer(m.layer3, False)
 
     def forward(self, x):

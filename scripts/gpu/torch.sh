@@ -116,14 +116,53 @@ elif phase.startswith("overhead"):
               "overhead_pct": round(100 * (r / p - 1), 1)}))
 PY
 
-step "recording GPT-2 forward on the GPU (values pass, then measured pass)"
+# Crash diagnosis, smallest step first, each in its own process: unbuffered
+# output and faulthandler tracebacks (on SIGSEGV too) land in torch.log, and
+# the first step that fails names where it breaks. MAGNETON_TORCH_KERNELS=0
+# repeats the CUDA record without the CUPTI tracer.
+export PYTHONFAULTHANDLER=1
+py() { timeout "$1" python3 -X faulthandler -u "${@:2}"; }
 : > "$OUT/torch.log"
+step "diagnosis: import, CPU record, CUDA record (each its own process)"
+diag() {  # name, timeout, env assignments..., python code
+  local name=$1 limit=$2; shift 2
+  echo "-- diag $name" >> "$OUT/torch.log"
+  env "${@:1:$#-1}" timeout "$limit" python3 -X faulthandler -u -c "${@: -1}" >> "$OUT/torch.log" 2>&1
+  local rc=$?
+  printf 'DIAG %-28s exit %s\n' "$name" "$rc" | tee -a "$OUT/torch.log"
+}
+diag import 60 X=1 'import magneton; print("import magneton ok"); import torch; print("torch ok"); import magneton._torch; print("import magneton._torch ok")'
+diag import-transformers 60 X=1 'import torch, transformers, magneton, magneton._torch; print("ok")'
+rec_code='import os, sys, tempfile, torch, magneton
+dev = sys.argv[1] if len(sys.argv) > 1 else os.environ["DIAG_DEV"]
+fps = os.environ.get("DIAG_FPS") == "1"
+x = torch.randn(64, 64, device=dev); lin = torch.nn.Linear(64, 64).to(dev)
+print("tensors ready on", dev, flush=True)
+p = tempfile.mktemp(suffix=".mgt")
+with torch.no_grad(), magneton.record(p, fingerprints=fps) as rec:
+    print("recording started", flush=True)
+    y = torch.relu(lin(x)); torch.ones(3, device=dev).sum().item()
+    print("ops ran", flush=True)
+print("stopped:", rec.summary, flush=True)
+run = magneton.load_run(p)
+print("loaded: ops", len(run["ops"]), "kernels", len(run["kernels"]), "stats", [s["name"] for s in run["stats"]])'
+diag record-cpu 90 DIAG_DEV=cpu "$rec_code"
+diag record-cpu-fingerprints 90 DIAG_DEV=cpu DIAG_FPS=1 "$rec_code"
+diag record-cuda-no-cupti 90 DIAG_DEV=cuda MAGNETON_TORCH_KERNELS=0 "$rec_code"
+diag record-cuda-fingerprints 90 DIAG_DEV=cuda DIAG_FPS=1 "$rec_code"
+diag record-cuda-cupti 90 DIAG_DEV=cuda "$rec_code"
+diag record-cuda-cupti-twice 120 DIAG_DEV=cuda "$rec_code
+with magneton.record(p, overwrite=True) as rec:
+    torch.relu(lin(x)).sum().item()
+print(\"second:\", rec.summary)"
+
+step "recording GPT-2 forward on the GPU (values pass, then measured pass)"
 for phase in values measured overhead-ops overhead-kernels; do
   echo "-- $phase" >> "$OUT/torch.log"
-  timeout 150 python3 "$bench" $phase "$runs" >> "$OUT/torch.log" 2>&1 || echo "torch.sh: phase $phase failed (torch.log)"
+  py 150 "$bench" $phase "$runs" >> "$OUT/torch.log" 2>&1 || echo "torch.sh: phase $phase failed, exit $? (torch.log)"
   [ "$phase" = measured ] && step "overhead: plain vs recorded (fingerprints off)"
 done
-grep -v '^ROW\|^OVH' "$OUT/torch.log" | tail -n 12
+grep -v '^ROW\|^OVH' "$OUT/torch.log" | tail -n 40
 
 step "summary"
 python3 - "$OUT/torch.log" <<'PY' | tee "$OUT/summary.txt"

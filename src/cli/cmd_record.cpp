@@ -157,6 +157,8 @@ int Record(const RecordArgs& a) {
     return Fail(MakeError(ErrorCode::kInvalidArgument, "record: --duration must be a number of seconds > 0"));
   if (a.only_ranges_given && a.only_ranges.empty())
     return Fail(MakeError(ErrorCode::kInvalidArgument, "record: --only-ranges needs a name prefix, e.g. magneton:"));
+  if (a.only_ranges_given && a.no_nvtx)
+    return Fail(MakeError(ErrorCode::kInvalidArgument, "record: --only-ranges follows NVTX ranges; drop --no-nvtx"));
   if (const char* v = std::getenv(env::kCudaInjection); v && *v)
     return Fail(MakeError(ErrorCode::kInvalidArgument,
                           fmt::format("record: CUDA_INJECTION64_PATH is already set ({}): another CUDA tool is "

@@ -67,6 +67,12 @@ class LaunchIndex {
   std::unordered_map<int64_t, std::vector<std::pair<int64_t, int64_t>>> by_thread_;
 };
 
+// Small shares keep two significant digits: an idle-heavy run puts most kernels below 0.1%.
+std::string Pct(double pct) {
+  if (std::isnan(pct) || pct >= 1 || pct == 0) return FormatPct(pct);
+  return fmt::format("{:.2g}%", pct);
+}
+
 std::string EnergyNote(const Run& run, const energy::Attribution& a) {
   if (a.measured) {
     std::string methods;
@@ -147,9 +153,8 @@ TopTable BuildTop(const Run& run, const energy::Attribution& a, TopBy by) {
     if (!g.any_energy) r.joules = kNaN;
     r.energy_pct = t.run_joules > 0 ? 100.0 * r.joules / t.run_joules : kNaN;
     r.gpu_pct = t.run_gpu_ns > 0 ? 100.0 * static_cast<double>(r.gpu_ns) / static_cast<double>(t.run_gpu_ns) : kNaN;
-    // Power while the group ran: over GPU time for kernels, over wall time for scopes.
-    int64_t span = by == TopBy::kKernel ? r.gpu_ns : r.wall_ns;
-    r.avg_w = span > 0 ? r.joules / (static_cast<double>(span) * 1e-9) : kNaN;
+    // Power while the group's kernels ran (a scope's energy is its kernels' energy).
+    r.avg_w = r.gpu_ns > 0 ? r.joules / (static_cast<double>(r.gpu_ns) * 1e-9) : kNaN;
     t.rows.push_back(std::move(r));
   }
   auto key = [&](const TopRow& r) {
@@ -182,7 +187,7 @@ std::string RenderTop(const TopTable& t, const std::string& title, size_t limit)
     const TopRow& r = t.rows[i];
     double avg = static_cast<double>(scopes ? r.wall_ns : r.gpu_ns) * 1e-9 / static_cast<double>(std::max<int64_t>(r.calls, 1));
     out += fmt::format("  {:>10} {:>6}  {:>10} {:>6}  {:>8}  {:>10}  {:>8}  {}\n", FormatJoules(r.joules),
-                       FormatPct(r.energy_pct), FormatSeconds(r.gpu_ns * 1e-9), FormatPct(r.gpu_pct), r.calls,
+                       Pct(r.energy_pct), FormatSeconds(r.gpu_ns * 1e-9), Pct(r.gpu_pct), r.calls,
                        FormatSeconds(avg), std::isnan(r.avg_w) ? "-" : fmt::format("{:.1f}", r.avg_w),
                        Shorten(r.name, 100));
   }

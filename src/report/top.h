@@ -25,7 +25,7 @@ struct TopRow {
   int64_t gpu_ns = 0;     // kernel time (for ranges and ops: of the kernels they launched)
   double gpu_pct = 0;     // of all kernel time
   int64_t wall_ns = 0;    // ranges and ops: summed duration; kernels: same as gpu_ns
-  double avg_w = 0;       // joules over GPU seconds (ranges: over wall seconds); NaN without energy
+  double avg_w = 0;       // joules over GPU seconds: power while its kernels ran; NaN without energy
 };
 
 struct TopTable {

@@ -37,7 +37,8 @@ TEST(RecordCommand, SaysWhyNoKernelsWereRecorded) {
 TEST(RecordCommand, BadUsageIsExitTwoWithOneLine) {
   TempDir dir;
   for (const std::string args : {"record true", "record --delay -1 -- true", "record --duration 0 -- true",
-                                 "record -o /nonexistent/dir/r -- true", "record --only-ranges '' -- true"}) {
+                                 "record -o /nonexistent/dir/r -- true", "record --only-ranges '' -- true",
+                                 "record --only-ranges x: --no-nvtx -- true"}) {
     auto r = Shell(dir, kMagneton + " " + args);
     EXPECT_EQ(r.exit_code, 2) << args;
     EXPECT_EQ(r.err.rfind("magneton: ", 0), 0u) << args << ": " << r.err;

@@ -114,7 +114,7 @@ TEST(Monitor, ALongWindowKeepsAllItsReadingsAfterTheNextBegins) {
   ASSERT_TRUE(w.ok() && w->available) << w->reason;
   ASSERT_TRUE(m.BeginWindow("next").ok());
 
-  Run run = m.Snapshot();
+  magneton::Run run = m.Snapshot();
   ASSERT_EQ(run.series.size(), 1u);
   const SensorSeries& s = run.series[0];
   EXPECT_EQ(static_cast<int>(s.t_ns.size()), written) << "readings were dropped";
@@ -136,14 +136,14 @@ TEST(Monitor, RetentionBoundsTheReadingsKeptBetweenWindows) {
   Monitor m(o);
   std::ofstream meter(path, std::ios::app);
   for (int i = 0; i < 60; ++i) {
-    meter << NowNs() << ",100\n";
+    meter << NowNs() << "," << (i % 2 ? 100 : 150) << "\n";  // changes: each one is kept
     meter.flush();
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(120));
   int64_t cut = NowNs() - 200'000'000;
   ASSERT_TRUE(m.BeginWindow("w").ok());
-  Run run = m.Snapshot();
+  magneton::Run run = m.Snapshot();
   ASSERT_EQ(run.series.size(), 1u);
   const SensorSeries& s = run.series[0];
   ASSERT_GE(s.t_ns.size(), 2u);

@@ -117,3 +117,59 @@ def test_measured_pass_has_no_fingerprints(tmp_path):
     with magneton.record(tmp_path / "m.mgt"):
         torch.randn(4, 4).relu()
     assert all(t["fingerprint"] is None for t in magneton.load_run(tmp_path / "m.mgt")["tensors"])
+
+
+class _Attention(torch.nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.qkv = torch.nn.Linear(d, 3 * d)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q, k, v = self.qkv(x).view(b, s, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+def test_every_module_output_fingerprint_is_the_true_output(tmp_path):
+    """Outputs are fingerprinted when the op returning them ends: addmm's
+    nested bias copy_ or native_layer_norm's rows, whose keys equal the outer
+    op's output (kernels write without moving the version counter), must not
+    stand in for the outer op's value."""
+    torch.manual_seed(7)
+    d = 32
+    modules = {
+        "aten::linear": torch.nn.Linear(d, d),
+        "aten::layer_norm": torch.nn.LayerNorm(d),
+        "aten::gelu": torch.nn.GELU(),
+        "aten::scaled_dot_product_attention": _Attention(d, 4),
+    }
+    model = torch.nn.Sequential(modules["aten::linear"], modules["aten::layer_norm"], modules["aten::gelu"],
+                                modules["aten::scaled_dot_product_attention"])
+    true = {}
+
+    def keep(name):
+        return lambda mod, args, out: true.setdefault(name, []).append(out.detach().clone())
+
+    for name, mod in modules.items():
+        mod.register_forward_hook(keep(name))
+    x = torch.randn(2, 6, d)
+    with torch.no_grad():
+        model(x)  # warm; hooks run
+        true.clear()
+        with magneton.record(tmp_path / "m.mgt", fingerprints=True):
+            model(x)
+    run = magneton.load_run(tmp_path / "m.mgt")
+    checked = 0
+    for name, outs in true.items():
+        ops = [op for op in run["ops"] if op["name"] == name and op["parent"] == -1]
+        if name == "aten::linear":  # the attention block's qkv Linear comes second
+            ops = ops[:1]
+        assert len(ops) == len(outs), (name, len(ops), len(outs))
+        for op, out in zip(ops, outs):
+            stored = run["tensors"][op["outputs"][0]]["fingerprint"]
+            direct = magneton.fingerprint(out)
+            for key in ("mean", "stddev", "l2", "min", "max"):
+                assert stored[key] == pytest.approx(direct[key], rel=1e-5, abs=1e-7), (name, key)
+            checked += 1
+    assert checked == 4

@@ -158,6 +158,7 @@ TEST(DiffCli, DemoRecordsDiffsAndWritesTheReports) {
   if (!fs::exists(python) || std::system(probe.c_str()) != 0)
     GTEST_SKIP() << python << " lacks torch, transformers or the built magneton._torch: set MAGNETON_PYTHON "
                  << "and build magneton_torch to run the demo";
+  setenv("MAGNETON_PYTHON", python.c_str(), 1);
   fs::path out = TempDir() / "demo";
   Result r = Magneton("demo --size tiny --iterations 3 --device cpu --out " + out.string());
   ASSERT_EQ(r.code, 0) << r.out << r.err;

@@ -54,6 +54,11 @@ class Matcher {
     classes_ = ClassifyValues(a_, b_, options_.tolerance, options_.max_equivalents, threads);
     hash_a_ = CrossingHashes(a_, classes_.of_a);
     hash_b_ = CrossingHashes(b_, classes_.of_b);
+    class_sides_.assign(classes_.of_a.size() + classes_.of_b.size(), 0);
+    for (int32_t c : classes_.of_a)
+      if (c >= 0) class_sides_[c] |= 1;
+    for (int32_t c : classes_.of_b)
+      if (c >= 0) class_sides_[c] |= 2;
     result_.stats.graph_seconds = Seconds(t0, t1);
     result_.stats.classes_seconds = Seconds(t1, Clock::now());
   }
@@ -62,6 +67,10 @@ class Matcher {
 
  private:
   const std::vector<int32_t>& ClassesOf(const MatchSide& s) const { return &s == &a_ ? classes_.of_a : classes_.of_b; }
+  // How good an entry v is for a spine, higher first: a root of the piece,
+  // carrying data, writing a value the other run also has, deepest.
+  using Rank = std::tuple<bool, bool, bool, int32_t>;
+  Rank EntryRank(const MatchSide& s, int32_t v, bool root) const;
   std::vector<int32_t> TopSpine(const MatchSide& s) const;
   std::vector<int32_t> PieceSpine(const MatchSide& s, int32_t begin, int32_t end) const;
   static int32_t PlaceCut(const MatchSide& s, const std::vector<int32_t>& run, int32_t consumer);
@@ -72,15 +81,24 @@ class Matcher {
   MatchOptions options_;
   MatchSide a_, b_;
   TensorClasses classes_;
+  std::vector<uint8_t> class_sides_;  // per class: bit 0 has values in a, bit 1 in b
   std::vector<uint64_t> hash_a_, hash_b_;
   std::vector<Piece> work_;
   std::vector<std::pair<int32_t, RegionMatch>> leaves_;  // (begin_a, region)
   MatchResult result_;
 };
 
+Matcher::Rank Matcher::EntryRank(const MatchSide& s, int32_t v, bool root) const {
+  const auto& cls = ClassesOf(s);
+  bool partnered = false;
+  for (const int32_t* x = s.graph.writes.from(v); x != s.graph.writes.to(v) && !partnered; ++x)
+    partnered = cls[*x] >= 0 && class_sides_[cls[*x]] == 3;
+  return {root, s.flow[v] != 0, partnered, s.pdom.depth(v)};
+}
+
 // The top-level cut candidates: per component, the post-dominator path from
-// its deepest entry (a root that reads a graph input, else any root) to its
-// main output; all components' paths merged in execution order.
+// its best entry (EntryRank among its roots) to its main output; all
+// components' paths merged in execution order.
 std::vector<int32_t> Matcher::TopSpine(const MatchSide& s) const {
   const int32_t n = s.size();
   const DominatorTree& t = s.pdom;
@@ -96,7 +114,7 @@ std::vector<int32_t> Matcher::TopSpine(const MatchSide& s) const {
       continue;
     }
     int32_t& b = best[it->second];
-    if (std::make_pair(s.flow[v], t.depth(v)) > std::make_pair(s.flow[b], t.depth(b))) b = v;
+    if (EntryRank(s, v, true) > EntryRank(s, b, true)) b = v;
   }
   std::vector<int32_t> spine;
   for (int32_t r : best)
@@ -107,16 +125,16 @@ std::vector<int32_t> Matcher::TopSpine(const MatchSide& s) const {
 }
 
 // The cut candidates inside a piece: the post-dominator path from the
-// piece's deepest entry to its exit (exclusive). An entry is a node the exit
-// post-dominates with no predecessor inside the piece, preferring one that
-// carries data; without one, the deepest node the exit post-dominates.
+// piece's best entry to its exit (exclusive). Entries are the nodes the exit
+// post-dominates, ranked by EntryRank: a node with no predecessor inside the
+// piece first; without one, the deepest node the exit post-dominates.
 std::vector<int32_t> Matcher::PieceSpine(const MatchSide& s, int32_t begin, int32_t end) const {
   const DominatorTree& t = s.pdom;
   int32_t best = -1;
-  std::tuple<bool, bool, int32_t> best_rank{};
+  Rank best_rank{};
   for (int32_t v = begin; v < end; ++v) {
     if (!s.core[v] || !t.Dominates(end, v)) continue;
-    std::tuple<bool, bool, int32_t> rank{s.IsRootIn(v, begin), s.flow[v] != 0, t.depth(v)};
+    const Rank rank = EntryRank(s, v, s.IsRootIn(v, begin));
     if (best < 0 || rank > best_rank) {
       best = v;
       best_rank = rank;

@@ -33,6 +33,9 @@ std::atomic<Tracer*> g_active{nullptr};
 
 constexpr milliseconds kDrainEvery{250};
 constexpr int kFlushEveryDrains = 2;  // ask CUPTI for finished buffers every ~0.5 s
+// Launch stacks are kept 2-4 s by correlation id: a kernel's record can come
+// well after its launch when the GPU queue is deep.
+constexpr int kAgeStacksEveryDrains = 8;
 
 // Kinds turned on and off with recording; DEVICE, CONTEXT and MARKER stay on
 // so devices are known and NVTX ranges are whole.
@@ -123,6 +126,7 @@ class Tracer final : public CuptiTracer {
   std::atomic<bool> disabled_{false};
 
   std::mutex drain_mu_;  // one drain at a time: the thread, Flush, Stop
+  int64_t drains_ = 0;
   std::unique_ptr<StackTable> stacks_;
   std::unique_ptr<LaunchCallbacks> callbacks_;
   std::unique_ptr<DumpWriter> dump_;
@@ -320,7 +324,7 @@ Status Tracer::DrainOnce() {
     pool_.Release(buffer);
   }
   if (st.ok()) st = processor_.EndBatch();
-  if (callbacks_) callbacks_->Age();
+  if (callbacks_ && ++drains_ % kAgeStacksEveryDrains == 0) callbacks_->Age();
   if (st.ok()) st = WriteStats();
   if (!st.ok() && first_error_.ok()) first_error_ = st;
   const ProcessorCounts& p = processor_.counts();

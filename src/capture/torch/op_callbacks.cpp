@@ -143,12 +143,6 @@ const OpSchemaInfo* SchemaOf(const at::RecordFunction& fn, RecorderState& st) {
   return &st.schema_store.back();
 }
 
-bool IsWithin(const std::vector<Op>& ops, int64_t op, int64_t ancestor) {
-  for (int64_t o = op; o != kNone; o = ops[o].parent)
-    if (o == ancestor) return true;
-  return false;
-}
-
 // Fingerprints `todo` (tensor row, value) outside the lock and stores them.
 void FingerprintRows(RecorderState& st, std::vector<std::pair<int64_t, at::Tensor>>& todo) {
   std::vector<std::pair<int64_t, Result<Fingerprint>>> done;
@@ -256,9 +250,13 @@ struct OutputValue {
   std::optional<Fingerprint> fingerprint;
 };
 
-// Under state.mu: keys, write flags and fingerprints a nested op of this one
-// already computed for the same value.
-void KeyOutputs(RecorderState& st, const OpContext& ctx, c10::SmallVector<OutputValue, 4>& outs,
+// Under state.mu: keys and write flags. Fingerprints are not taken over from
+// a nested op that produced the same key: kernels (BLAS, layer norm) write
+// their output without moving the version counter, so a nested op's row
+// (addmm's bias copy_) can carry the key of the outer op's final value while
+// holding an earlier value. Each output is fingerprinted at the end of the
+// op that returns it.
+void KeyOutputs(RecorderState& st, c10::SmallVector<OutputValue, 4>& outs,
                 const c10::SmallVector<int64_t, 8>& viewed, const c10::SmallVector<int64_t, 8>& written) {
   auto has = [](const c10::SmallVector<int64_t, 8>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); };
   for (auto& o : outs) {
@@ -270,11 +268,6 @@ void KeyOutputs(RecorderState& st, const OpContext& ctx, c10::SmallVector<Output
     // Same storage as an input the op left alone: a view (x.view(...)),
     // unless the op also wrote that storage (x.add_(1) returns x).
     if (has(viewed, o.key.storage) && !has(written, o.key.storage)) o.writes = false;
-    if (!st.options.fingerprints) continue;
-    const int64_t latest = st.dataflow.Latest(o.key);
-    if (latest != kNone && st.dataflow.tensors()[latest].fingerprint && st.dataflow.Producer(latest) != kNone &&
-        IsWithin(st.ops, st.dataflow.Producer(latest), ctx.id))
-      o.fingerprint = st.dataflow.tensors()[latest].fingerprint;
   }
 }
 
@@ -309,11 +302,11 @@ void RecordOpEnd(const at::RecordFunction& fn, at::ObserverContext* base) {
   }
 
   std::unique_lock<std::mutex> lock(st.mu);
-  KeyOutputs(st, *ctx, outs, viewed, written);
+  KeyOutputs(st, outs, viewed, written);
   if (st.options.fingerprints) {  // the recording pass: compute outside the lock
     lock.unlock();
     for (auto& o : outs) {
-      if (!o.usable || o.fingerprint) continue;
+      if (!o.usable) continue;
       auto fp = ComputeFingerprint(o.tensor, st.options.fingerprint);
       if (fp.ok()) o.fingerprint = std::move(fp.value());
     }

@@ -3,6 +3,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <exception>
+#include <string>
+
 #include "capture/torch/recorder_state.h"
 
 namespace magneton::capture {
@@ -71,9 +75,22 @@ Result<std::unique_ptr<Recorder>> Recorder::Start(const RecorderOptions& options
   for (const auto& d : options.devices) has_gpu |= d.kind == "gpu";
   // The recording pass (fingerprints) launches its own kernels inside ops'
   // correlation scopes; kernels are traced in the measured pass only.
-  if (options.kernels && has_gpu && !options.fingerprints) {
+  // CUPTI is touched only here, inside record(), never at import. Any failure
+  // (another subscriber such as kineto, no CUPTI) leaves kernels to the
+  // time-window linking of whatever traced them, with a Stat saying why.
+  // MAGNETON_TORCH_KERNELS=0 keeps CUPTI out of the process altogether.
+  const char* kernels_env = std::getenv("MAGNETON_TORCH_KERNELS");
+  const bool kernels_off = kernels_env && std::string(kernels_env) == "0";
+  if (options.kernels && has_gpu && !options.fingerprints && kernels_off)
+    st->stats.push_back(Stat{"kernel_tracing_unavailable", "info", 1, "MAGNETON_TORCH_KERNELS=0"});
+  if (options.kernels && has_gpu && !options.fingerprints && !kernels_off) {
     st->launches = std::make_unique<LaunchIndex>(st->writer.get());
-    auto kernels = KernelCorrelation::Start(st->launches.get(), &st->devices, &st->writer_mu);
+    Result<std::unique_ptr<KernelCorrelation>> kernels = MakeError(ErrorCode::kUnavailable, "kernel tracing failed");
+    try {
+      kernels = KernelCorrelation::Start(st->launches.get(), &st->devices, &st->writer_mu);
+    } catch (const std::exception& e) {
+      kernels = MakeError(ErrorCode::kUnavailable, std::string("kernel tracing: ") + e.what());
+    }
     if (kernels.ok()) {
       st->kernels = std::move(kernels.value());
       st->summary.kernel_tracer = true;
@@ -107,7 +124,11 @@ Result<RecordSummary> Recorder::Stop() {
   RunWriter& w = *st.writer;
   Status first;
   if (st.kernels) {
-    Keep(st.kernels->Stop(), &first);  // kernels reach the writer now
+    // A tracer that fails to flush loses kernels, not the run: the ops and
+    // tensors are still written, and a Stat says what is missing.
+    Status stopped = st.kernels->Stop();  // kernels reach the writer now
+    if (!stopped.ok())
+      st.stats.push_back(Stat{"kernel_tracing_failed", "data_loss", 1, stopped.message()});
     std::lock_guard<std::mutex> lock(st.mu);
     auto linked = st.launches->LinkByTime(st.ops, st.thread_ids);
     if (linked.ok()) {
@@ -115,7 +136,7 @@ Result<RecordSummary> Recorder::Stop() {
       st.summary.kernels_by_correlation = linked->by_correlation;
       st.summary.kernels_by_time = linked->by_time;
     } else {
-      Keep(linked.status(), &first);
+      st.stats.push_back(Stat{"kernel_linking_failed", "data_loss", 1, linked.error().message});
     }
   }
 
