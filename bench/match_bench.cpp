@@ -28,6 +28,12 @@ using magneton::Op;
 using magneton::Run;
 using magneton::Tensor;
 
+double CpuSeconds() {  // all threads of the process
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
 double PeakRssMiB() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -270,11 +276,14 @@ void BM_Match(benchmark::State& state) {
   const double rss_runs = PeakRssMiB();
   size_t regions = 0, unmatched = 0;
   magneton::analysis::MatchStats stats;
+  double cpu = 0;
   for (auto _ : state) {
+    const double cpu0 = CpuSeconds();
     magneton::analysis::MatchResult m = magneton::analysis::MatchRuns(pair.a, pair.b);
     regions = m.regions.size();
     unmatched = m.unmatched_a.size() + m.unmatched_b.size();
     stats = m.stats;
+    cpu = CpuSeconds() - cpu0;
     benchmark::DoNotOptimize(m);
   }
   state.counters["ops_a"] = static_cast<double>(pair.a.ops.size());
@@ -283,6 +292,7 @@ void BM_Match(benchmark::State& state) {
   state.counters["unmatched"] = static_cast<double>(unmatched);
   state.counters["comparisons"] = static_cast<double>(stats.comparisons);
   state.counters["equivalences"] = static_cast<double>(stats.equivalences);
+  state.counters["process_cpu_s"] = cpu;
   state.counters["graph_s"] = stats.graph_seconds;
   state.counters["classes_s"] = stats.classes_seconds;
   state.counters["cuts_s"] = stats.cuts_seconds;

@@ -65,7 +65,7 @@ $bin measure --json -o "$OUT/measure.json" -- python3 -c "import torch; torch.on
 
 {
   echo "energy.sh summary ($(date -u +%FT%TZ), $(( $(date +%s) - start )) s)"
-  grep -E "^(device|idle|loaded|steady|  |duty|observed)" "$OUT/check.txt"
+  grep -E "^(device|idle|loaded|steady|  |duty|observed)" "$OUT/check.txt"  # includes integral vs counter over the steady window
   grep -E "gpu0|total|per matmul|carbon|exit code|elapsed" "$OUT/measure.txt"
 } > "$OUT/summary.txt"
 step "done"

@@ -120,6 +120,13 @@ dc = counter_delta(s[(gpu, "energy.total")], da, db)
 di = step_integral(s[(gpu, "power.instant")], da, db) if (gpu, "power.instant") in s else float("nan")
 
 print(f"device: {torch.cuda.get_device_name(0)}")
+# The comparison is only valid when the kept readings cover the whole window
+# (before the Monitor's retention fix they covered only its last second).
+ctr = s[(gpu, "energy.total")]
+covered = ctr["t_ns"][1] <= a and ctr["t_ns"][-1] >= b
+n_in = sum(1 for t in ctr["t_ns"] if a <= t <= b)
+print(f"{'steady window covered by kept readings':<44} {'yes' if covered else 'NO (comparison invalid)':>9}   "
+      f"({n_in} counter updates inside, first kept {(ctr['t_ns'][0] - a) / 1e9:+.3f} s from window start)")
 print(f"{'idle power (3 s, counter)':<44} {idle_w:9.1f} W")
 print(f"{'loaded power (bf16 matmul, 10 s, counter)':<44} {steady_w:9.1f} W   ({n} matmuls, {steady_j / n:.3f} J each)")
 print(f"{'steady window':<44} {steady['time_s']:9.3f} s")

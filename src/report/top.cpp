@@ -180,13 +180,13 @@ std::string RenderTop(const TopTable& t, const std::string& title, size_t limit)
     out += fmt::format("  no {}s in this run\n", TopByName(t.by));
     return out;
   }
-  out += fmt::format("  {:>10} {:>6}  {:>10} {:>6}  {:>8}  {:>10}  {:>8}  {}\n", "Energy", "%", "GPU time", "%",
+  out += fmt::format("  {:>10} {:>7}  {:>10} {:>7}  {:>8}  {:>10}  {:>8}  {}\n", "Energy", "%", "GPU time", "%",
                      "Calls", scopes ? "Wall avg" : "Avg", "Avg W", "Name");
   size_t n = limit ? std::min(limit, t.rows.size()) : t.rows.size();
   for (size_t i = 0; i < n; ++i) {
     const TopRow& r = t.rows[i];
     double avg = static_cast<double>(scopes ? r.wall_ns : r.gpu_ns) * 1e-9 / static_cast<double>(std::max<int64_t>(r.calls, 1));
-    out += fmt::format("  {:>10} {:>6}  {:>10} {:>6}  {:>8}  {:>10}  {:>8}  {}\n", FormatJoules(r.joules),
+    out += fmt::format("  {:>10} {:>7}  {:>10} {:>7}  {:>8}  {:>10}  {:>8}  {}\n", FormatJoules(r.joules),
                        Pct(r.energy_pct), FormatSeconds(r.gpu_ns * 1e-9), Pct(r.gpu_pct), r.calls,
                        FormatSeconds(avg), std::isnan(r.avg_w) ? "-" : fmt::format("{:.1f}", r.avg_w),
                        Shorten(r.name, 100));

@@ -23,8 +23,12 @@ TEST(InjectionLibrary, LoadsAndExportsItsEntryPoints) {
   ASSERT_NE(h, nullptr) << dlerror();
   for (const char* sym : {"InitializeInjection", "magneton_start", "magneton_stop", "magneton_recording"})
     EXPECT_NE(dlsym(h, sym), nullptr) << sym;
-  // NVTX_INJECTION64_PATH points here; NVTX finds CUPTI's entry through our dependency.
-  EXPECT_NE(dlsym(h, "InitializeInjectionNvtx2"), nullptr);
+  // NVTX_INJECTION64_PATH points here; our own InitializeInjectionNvtx2 hands over to CUPTI's.
+  void* nvtx = dlsym(h, "InitializeInjectionNvtx2");
+  ASSERT_NE(nvtx, nullptr);
+  Dl_info info{};
+  ASSERT_NE(dladdr(nvtx, &info), 0);
+  EXPECT_NE(std::string(info.dli_fname).find("libmagneton_cupti"), std::string::npos) << info.dli_fname;
   // Nothing else leaks out to clash with the host's own copies.
   EXPECT_EQ(dlsym(h, "sqlite3_open"), dlsym(RTLD_DEFAULT, "sqlite3_open"));
   auto recording = reinterpret_cast<int (*)()>(dlsym(h, "magneton_recording"));

@@ -1,16 +1,11 @@
 #include "analysis/fingerprint/candidate_index.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "analysis/fingerprint/fingerprint_compare.h"
 #include "analysis/fingerprint/mix_hash.h"
 
 namespace magneton::analysis {
-
-uint64_t CandidateIndex::Key(uint64_t base, int64_t bucket) {
-  return MixHash(base ^ MixHash(static_cast<uint64_t>(bucket)));
-}
 
 CandidateIndex::Description CandidateIndex::Describe(const Tensor& t) const {
   Description d;
@@ -19,15 +14,44 @@ CandidateIndex::Description CandidateIndex::Describe(const Tensor& t) const {
   const double rms = RootMeanSquare(fp);
   if (!(rms > 0) || !std::isfinite(rms) || !(fp.l1 > 0)) return d;
   const size_t nq = fp.quantiles.size();
-  auto quartile = [&](int k) { return nq ? std::asinh(fp.quantiles[(k * (nq - 1) + 2) / 4] / rms) : 0.0; };
+  auto octile = [&](int k) {
+    return static_cast<float>(nq ? std::asinh(fp.quantiles[(k * (nq - 1) + 4) / 8] / rms) : 0.0);
+  };
   d.ok = true;
-  d.key_base =
-      MixHash((static_cast<uint64_t>(fp.numel) * 4 + static_cast<uint64_t>(ClassifyDtype(t.dtype))) * 1024 + nq);
-  d.f = {static_cast<float>(std::log(rms)), static_cast<float>(fp.mean / rms),
-         static_cast<float>(quartile(1)),   static_cast<float>(quartile(2)),
-         static_cast<float>(quartile(3)),   static_cast<float>(std::log(fp.l1 / fp.numel / rms))};
-  d.bucket = static_cast<int64_t>(std::floor(d.f[0] / radius_[0]));
+  d.group = MixHash((static_cast<uint64_t>(fp.numel) * 4 + static_cast<uint64_t>(ClassifyDtype(t.dtype))) * 1024 + nq);
+  d.f = {static_cast<float>(std::log(rms)),
+         static_cast<float>(fp.mean / rms),
+         static_cast<float>(std::log(fp.l1 / fp.numel / rms)),
+         octile(1),
+         octile(2),
+         octile(3),
+         octile(4),
+         octile(5),
+         octile(6),
+         octile(7)};
   return d;
+}
+
+void CandidateIndex::Build(int32_t lo, int32_t hi) {
+  if (hi - lo <= kLeaf) return;
+  // Split on the feature that varies most, in units of its radius.
+  Features low, high;
+  low.fill(INFINITY);
+  high.fill(-INFINITY);
+  for (int32_t i = lo; i < hi; ++i)
+    for (int k = 0; k < kFeatures; ++k) {
+      low[k] = std::min(low[k], entries_[i].f[k]);
+      high[k] = std::max(high[k], entries_[i].f[k]);
+    }
+  int dim = 0;
+  for (int k = 1; k < kFeatures; ++k)
+    if ((high[k] - low[k]) / radius_[k] > (high[dim] - low[dim]) / radius_[dim]) dim = k;
+  const int32_t mid = lo + (hi - lo) / 2;
+  std::nth_element(entries_.begin() + lo, entries_.begin() + mid, entries_.begin() + hi,
+                   [dim](const Entry& x, const Entry& y) { return x.f[dim] < y.f[dim]; });
+  dim_[mid] = static_cast<uint8_t>(dim);
+  Build(lo, mid);
+  Build(mid + 1, hi);
 }
 
 CandidateIndex::CandidateIndex(const std::vector<const Tensor*>& tensors, double tolerance) {
@@ -41,21 +65,26 @@ CandidateIndex::CandidateIndex(const std::vector<const Tensor*>& tensors, double
   const double tol = std::min(tolerance, 0.3);
   const double t = tol / (1 - tol), log_gap = -std::log1p(-tol);
   const double q_gap = tolerance >= 0.3 ? 1e9 : 2 * t * (1 + 2 * t) / (1 - 2 * t);
-  const double gaps[kFeatures] = {log_gap, 2 * t, q_gap, q_gap, q_gap, 2 * log_gap};
+  const double gaps[kFeatures] = {log_gap, 2 * t, 2 * log_gap, q_gap, q_gap, q_gap, q_gap, q_gap, q_gap, q_gap};
   for (int k = 0; k < kFeatures; ++k) radius_[k] = static_cast<float>(gaps[k] * 1.01 + 1e-6);
-  entries_.reserve(tensors.size());
+
+  std::vector<std::pair<uint64_t, Entry>> keyed;
+  keyed.reserve(tensors.size());
   for (size_t i = 0; i < tensors.size(); ++i) {
     if (!tensors[i]) continue;
-    Description d = Describe(*tensors[i]);
-    if (d.ok) entries_.push_back({Key(d.key_base, d.bucket), d.f, static_cast<int32_t>(i)});
+    const Description d = Describe(*tensors[i]);
+    if (d.ok) keyed.push_back({d.group, Entry{d.f, static_cast<int32_t>(i)}});
   }
-  std::sort(entries_.begin(), entries_.end(),
-            [](const Entry& x, const Entry& y) { return x.key != y.key ? x.key < y.key : x.f[1] < y.f[1]; });
-  ranges_.reserve(entries_.size() / 2 + 1);
-  for (size_t i = 0; i < entries_.size();) {
+  std::sort(keyed.begin(), keyed.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  entries_.reserve(keyed.size());
+  for (auto& [group, e] : keyed) entries_.push_back(e);
+  dim_.assign(entries_.size(), 0);
+  groups_.reserve(keyed.size() / 4 + 1);
+  for (size_t i = 0; i < keyed.size();) {
     size_t j = i;
-    while (j < entries_.size() && entries_[j].key == entries_[i].key) ++j;
-    ranges_[entries_[i].key] = {static_cast<int32_t>(i), static_cast<int32_t>(j)};
+    while (j < keyed.size() && keyed[j].first == keyed[i].first) ++j;
+    groups_[keyed[i].first] = {static_cast<int32_t>(i), static_cast<int32_t>(j)};
+    Build(static_cast<int32_t>(i), static_cast<int32_t>(j));
     i = j;
   }
 }

@@ -1,17 +1,17 @@
-// Candidate equivalent tensors by hashing coarse features, so finding the
-// equivalents of N tensors among M costs about N + M, never N x M.
+// Candidate equivalent tensors by their coarse features, so finding the
+// equivalents of N tensors among M costs about (N + M) log M, never N x M.
 //
-// Key: (numel, dtype class, quantile count, bucket of log(rms)); buckets are
-// as wide as the largest log(rms) gap the tolerance allows, so two tensors
-// within tolerance land in the same or a neighboring bucket and a query
-// probes three. Inside a bucket entries are sorted by mean/rms; a query scans
-// the window the tolerance allows and drops entries whose other scale-free
-// features (quartiles, mean |x|) are out of reach before any full comparison.
-// Every bound is derived from FingerprintDifference's definition, so the
-// index never hides a tensor that the comparison would accept.
+// Tensors are grouped by (numel, dtype class, quantile count); within a
+// group a k-d tree over ten scale-free features (log rms, mean/rms,
+// log(mean|x|/rms), the octiles as asinh(q/rms)) answers box queries: all
+// entries within the largest gap per feature that two tensors within
+// tolerance can have. Every bound is derived from FingerprintDifference's
+// definition, so the index never hides a tensor the comparison would accept;
+// it only spares comparing the others.
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -23,7 +23,7 @@ namespace magneton::analysis {
 class CandidateIndex {
  public:
   // `tensors[i]` must outlive the index; entries without an informative
-  // fingerprint are skipped. Ids are the positions in `tensors`.
+  // fingerprint (or nullptr) are skipped. Ids are the positions in `tensors`.
   CandidateIndex(const std::vector<const Tensor*>& tensors, double tolerance);
 
   // Calls visit(id) for every indexed tensor whose coarse features are within
@@ -34,54 +34,57 @@ class CandidateIndex {
   size_t size() const { return entries_.size(); }
 
  private:
-  // log rms, mean/rms, asinh(q25/rms), asinh(q50/rms), asinh(q75/rms), log(mean|x| / rms)
-  static constexpr int kFeatures = 6;
+  static constexpr int kFeatures = 10;
+  static constexpr int32_t kLeaf = 8;  // ranges this small are scanned
   using Features = std::array<float, kFeatures>;
   struct Entry {
-    uint64_t key;
     Features f;
     int32_t id;
   };
   struct Description {
     bool ok = false;
-    uint64_t key_base = 0;
-    int64_t bucket = 0;
+    uint64_t group = 0;
     Features f{};
   };
   Description Describe(const Tensor& t) const;
-  static uint64_t Key(uint64_t base, int64_t bucket);
+  // Arranges entries_[lo, hi) as an implicit k-d tree: the middle entry
+  // splits on dim_[mid], the halves recursively.
+  void Build(int32_t lo, int32_t hi);
 
-  Features radius_{};           // the largest gap per feature two equivalent tensors can have
-  std::vector<Entry> entries_;  // sorted by (key, mean/rms)
-  std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> ranges_;  // key -> [begin, end)
+  Features radius_{};                // the largest gap per feature two equivalent tensors can have
+  std::vector<Entry> entries_;       // grouped, each group an implicit k-d tree
+  std::vector<uint8_t> dim_;         // split dimension per entry (meaningful at tree nodes)
+  std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> groups_;  // group -> [begin, end)
 };
 
 template <class Visit>
 void CandidateIndex::ForEachCandidate(const Tensor& t, Visit&& visit) const {
   const Description d = Describe(t);
   if (!d.ok) return;
-  for (int64_t b = d.bucket - 1; b <= d.bucket + 1; ++b) {
-    auto it = ranges_.find(Key(d.key_base, b));
-    if (it == ranges_.end()) continue;
-    const Entry* first = entries_.data() + it->second.first;
-    const Entry* last = entries_.data() + it->second.second;
-    const float low = d.f[1] - radius_[1], high = d.f[1] + radius_[1];
-    const Entry* e = first;
-    for (auto count = last - first; count > 0;) {  // first entry with mean/rms >= low
-      auto step = count / 2;
-      if (e[step].f[1] < low) {
-        e += step + 1;
-        count -= step + 1;
-      } else {
-        count = step;
-      }
+  auto it = groups_.find(d.group);
+  if (it == groups_.end()) return;
+  auto near = [&](const Entry& e) {
+    for (int k = 0; k < kFeatures; ++k)
+      if (!(std::fabs(e.f[k] - d.f[k]) <= radius_[k])) return false;
+    return true;
+  };
+  // Explicit stack of [lo, hi) ranges; depth is at most log2 of the group size.
+  std::pair<int32_t, int32_t> stack[64];
+  int top = 0;
+  stack[top++] = it->second;
+  while (top > 0) {
+    const auto [lo, hi] = stack[--top];
+    if (hi - lo <= kLeaf) {
+      for (int32_t i = lo; i < hi; ++i)
+        if (near(entries_[i])) visit(entries_[i].id);
+      continue;
     }
-    for (; e != last && e->f[1] <= high; ++e) {
-      bool near = true;
-      for (int k = 0; k < kFeatures && near; ++k)
-        if (k != 1) near = std::abs(e->f[k] - d.f[k]) <= radius_[k];
-      if (near) visit(e->id);
-    }
+    const int32_t mid = lo + (hi - lo) / 2;
+    const int k = dim_[mid];
+    const float split = entries_[mid].f[k];
+    if (near(entries_[mid])) visit(entries_[mid].id);
+    if (d.f[k] - radius_[k] <= split) stack[top++] = {lo, mid};
+    if (d.f[k] + radius_[k] >= split) stack[top++] = {mid + 1, hi};
   }
 }
 

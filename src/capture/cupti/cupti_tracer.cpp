@@ -14,6 +14,7 @@
 
 #include "capture/cupti/activity_dump.h"
 #include "capture/cupti/activity_processor.h"
+#include "capture/cupti/bounded_call.h"
 #include "capture/cupti/buffer_pool.h"
 #include "capture/cupti/cupti_util.h"
 #include "capture/cupti/launch_callbacks.h"
@@ -367,6 +368,7 @@ Status Tracer::Flush() {
 Status Tracer::Stop() {
   if (stopped_.exchange(true)) return first_error_;
   if (!owns_cupti_) return first_error_;
+  NoteStopStage("disabling CUPTI activity kinds");
   {
     std::lock_guard<std::mutex> lock(gate_mu_);
     for (auto kind : WorkKinds(options_)) (void)cuptiActivityDisable(kind);
@@ -378,10 +380,14 @@ Status Tracer::Stop() {
     stopping_ = true;
   }
   wake_.notify_all();
+  NoteStopStage("joining the CUPTI drain thread");
   if (thread_.joinable()) thread_.join();
   // Everything CUPTI still holds, finished or not, comes back now.
+  NoteStopStage("cuptiActivityFlushAll(FORCED)");
   (void)cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  NoteStopStage("unsubscribing CUPTI callbacks");
   if (callbacks_) callbacks_->Unsubscribe();
+  NoteStopStage("writing the last CUPTI records");
   if (abandoned_) {
     // Start failed: hand the buffers back without writing to the caller's run.
     std::lock_guard<std::mutex> lock(completed_mu_);

@@ -11,6 +11,7 @@
 
 #include <fmt/core.h>
 
+#include "capture/cupti/bounded_call.h"
 #include "capture/cupti/record_env.h"
 #include "core/store.h"
 #include "energy/clock.h"
@@ -180,18 +181,22 @@ void ProcessRecorder::Stop() {
     if (!st.ok() && first.ok()) first = st;
   };
   if (tracer_) keep(tracer_->Stop());
+  NoteStopStage("stopping energy samplers");
   for (auto& s : samplers_) s->Stop();
   {
     std::lock_guard<std::mutex> lock(loop_mu_);
     stopping_ = true;
   }
   wake_.notify_all();
+  NoteStopStage("joining the run writer thread");
   if (thread_.joinable()) thread_.join();
+  NoteStopStage("closing the run file");
   std::lock_guard<std::mutex> lock(writer_mu_);
   keep(samples_->Drain(writer_.get()));
   info_.end_ns = energy::NowNs();
   keep(writer_->SetInfo(info_));
   keep(writer_->Close());
+  NoteStopStage("done");
   if (!first.ok()) Say(fmt::format("process {}: {}: {}", getpid(), path_, first.message()));
 }
 

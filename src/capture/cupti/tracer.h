@@ -41,8 +41,8 @@ struct TracerOptions {
   int64_t duration_ns = -1;   // ... for this long (-1: until Stop)
   std::string dump_dir;       // save raw activity records to <dir>/cupti-<pid>.bin (activity_dump.h)
   int64_t dump_max_bytes = 8 << 20;
-  size_t buffer_bytes = 4 << 20;  // activity buffers handed to CUPTI ...
-  size_t max_buffers = 64;        // ... at most this many at once; beyond, records are dropped and counted
+  size_t buffer_bytes = 1 << 20;  // activity buffers handed to CUPTI (small: a full buffer reaches the file within ~0.5 s) ...
+  size_t max_buffers = 256;       // ... at most this many at once; beyond, records are dropped and counted
 };
 
 class CuptiTracer {

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# magneton diff / demo on the GPU machine (issue 7), in one device call:
+#  1. builds the magneton command and magneton._torch in build-gpu;
+#  2. `magneton demo --case gpt2-conv1d`: GPT-2 (12 layers, 768 wide, batch 8,
+#     sequence 1024) with HF Conv1D as addmm (a) vs mm + add (b), NVML energy;
+#  3. `magneton demo --case unet-tf32`: TF32 off (a) vs on (b), expecting the
+#     allow_tf32 key as the root cause;
+#  4. the A/A pair: the addmm variant recorded again and diffed against the
+#     first recording (expect no waste);
+#  5. small GPU recordings for the CI fixtures (tests/data/diff/gpu/), the
+#     Perfetto export of one of them, and a check (regression gate) run;
+#  6. prints a table. Files back in $OUT (8): build.log, diff.log, summary.txt,
+#     conv1d.json, tf32.json, aa.json, report-conv1d.html, fixtures.tar.gz
+#     (GPU fixtures + the TF32 report + the trace).
+# Budget: about 6 minutes on the H200 (the build and the fingerprint passes).
+# DIFF_SH_DRY=1: tiny models on the CPU with an existing build (BUILD, default
+# build), to try this script off the GPU machine.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+start=$(date +%s)
+source scripts/gpu_env.sh
+OUT=${OUT:-/tmp/diff-out}
+mkdir -p "$OUT"
+log="$OUT/diff.log"
+: > "$log"
+step() { echo "== $* ($(( $(date +%s) - start )) s)" | tee -a "$log"; }
+
+dry=${DIFF_SH_DRY:-0}
+dev=cuda; size=(); iters=50; py=python3
+if [ "$dry" = 1 ]; then dev=cpu; size=(--size tiny); iters=3; py=${MAGNETON_PYTHON:-python3}; fi
+
+step "checking the machine"
+missing=""
+$py -c "import torch, transformers, pybind11" 2>/dev/null || missing+=" python3(torch/transformers/pybind11)"
+[ "$dry" = 1 ] || python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null || missing+=" cuda-device"
+for h in eigen3/Eigen/Core nlohmann/json.hpp fmt/core.h CLI/CLI.hpp; do
+  [ -e /usr/include/$h ] || [ -e /tmp/gpudeps/usr/include/$h ] || missing+=" $h"
+done
+if [ -n "$missing" ]; then echo "diff.sh: missing on this machine:$missing" | tee "$OUT/build.log"; exit 2; fi
+$py -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'cpu')" | tee -a "$log"
+
+: > "$OUT/build.log"
+if [ "$dry" = 1 ]; then
+  M=$PWD/${BUILD:-build}/magneton
+else
+  step "building magneton and magneton._torch (build-gpu)"
+  if cmake -S . -B build-gpu -G Ninja $GPU_CMAKE_ARGS >> "$OUT/build.log" 2>&1; then
+    ninja -C build-gpu -j16 magneton magneton_torch >> "$OUT/build.log" 2>&1 || echo "diff.sh: build failed (build.log)"
+  else
+    echo "diff.sh: cmake configure failed (build.log)"
+  fi
+  tail -n 3 "$OUT/build.log"
+  M=$PWD/build-gpu/magneton
+fi
+export PYTHONPATH=$PWD/python MAGNETON_PYTHON=$(command -v $py) MAGNETON_RULES=$PWD/rules
+export TRANSFORMERS_VERBOSITY=error
+if [ ! -x "$M" ] || ! $py -c "import torch, magneton._torch" 2>>"$OUT/build.log"; then
+  echo "diff.sh: magneton or magneton._torch did not build (build.log)"; exit 1
+fi
+runs=/tmp/diff-runs
+rm -rf "$runs"; mkdir -p "$runs"
+
+step "demo gpt2-conv1d (full size, 50 measured iterations)"
+timeout 240 "$M" demo --case gpt2-conv1d --device $dev "${size[@]}" --iterations $iters --out "$runs/conv1d" --color never >> "$log" 2>&1
+echo "exit $?" >> "$log"
+"$M" diff "$runs/conv1d/addmm.mgt" "$runs/conv1d/mm_add.mgt" --measured-a "$runs/conv1d/addmm-measured.mgt" \
+  --measured-b "$runs/conv1d/mm_add-measured.mgt" --json > "$OUT/conv1d.json" 2>> "$log"
+cp "$runs/conv1d/report.html" "$OUT/report-conv1d.html" 2>/dev/null
+
+step "demo unet-tf32 (full size)"
+timeout 120 "$M" demo --case unet-tf32 --device $dev "${size[@]}" --iterations $iters --out "$runs/tf32" --color never >> "$log" 2>&1
+echo "exit $?" >> "$log"
+"$M" diff "$runs/tf32/fp32.mgt" "$runs/tf32/tf32.mgt" --measured-a "$runs/tf32/fp32-measured.mgt" \
+  --measured-b "$runs/tf32/tf32-measured.mgt" --json > "$OUT/tf32.json" 2>> "$log"
+
+step "A/A: the addmm variant again"
+timeout 150 $py -m magneton.demo.gpt2_blocks --variant addmm --device $dev "${size[@]}" --iterations $iters \
+  --out "$runs/conv1d/addmm_again.mgt" --measured "$runs/conv1d/addmm_again-measured.mgt" >> "$log" 2>&1
+"$M" diff "$runs/conv1d/addmm.mgt" "$runs/conv1d/addmm_again.mgt" --measured-a "$runs/conv1d/addmm-measured.mgt" \
+  --measured-b "$runs/conv1d/addmm_again-measured.mgt" --color never >> "$log" 2>&1
+echo "A/A exit $?" >> "$log"
+"$M" diff "$runs/conv1d/addmm.mgt" "$runs/conv1d/addmm_again.mgt" --measured-a "$runs/conv1d/addmm-measured.mgt" \
+  --measured-b "$runs/conv1d/addmm_again-measured.mgt" --json > "$OUT/aa.json" 2>> "$log"
+
+step "small GPU fixtures, export, check"
+fix="$runs/fixtures/gpu"
+mkdir -p "$fix"
+for v in fp32 tf32; do
+  timeout 60 $py -m magneton.demo.unet_tf32 --variant $v --size tiny --device $dev --iterations 20 \
+    --out "$fix/unet_$v.mgt" --measured "$fix/unet_$v-measured.mgt" >> "$log" 2>&1
+done
+for v in addmm mm_add; do
+  timeout 60 $py -m magneton.demo.gpt2_blocks --variant $v --size tiny --device $dev --iterations 20 \
+    --out "$fix/gpt2_$v.mgt" --measured "$fix/gpt2_$v-measured.mgt" >> "$log" 2>&1
+done
+for f in "$fix"/*.mgt; do $py -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('VACUUM'); c.close()" "$f"; done
+"$M" export --perfetto "$fix/unet_fp32-measured.mgt" -o "$runs/fixtures/unet_fp32.trace.json" >> "$log" 2>&1
+echo "export exit $?" >> "$log"
+"$M" check --baseline "$fix/unet_tf32.mgt" "$fix/unet_fp32.mgt" --measured-a "$fix/unet_tf32-measured.mgt" \
+  --measured-b "$fix/unet_fp32-measured.mgt" --max-regression 5% --color never >> "$log" 2>&1
+echo "check exit $? (1 expected: TF32 off regresses)" >> "$log"
+cp "$runs/tf32/report.html" "$runs/fixtures/report-tf32.html" 2>/dev/null
+tar -czf "$OUT/fixtures.tar.gz" -C "$runs/fixtures" . 2>> "$log"
+
+step "summary"
+$py - "$OUT" > "$OUT/summary.txt" <<'PY'
+import json, sys, os
+out = sys.argv[1]
+print(f"{'pair':<8} {'unit':<4} {'waste':>5} {'top finding (costly side)':<70} {'class':<9} {'saved/it':>10} {'delta':>8} {'time':>7}  keys / rules")
+for name in ("conv1d", "tf32", "aa"):
+    try:
+        d = json.load(open(os.path.join(out, name + ".json")))
+    except Exception as e:  # noqa: BLE001
+        print(f"{name:<8} no result ({e})"); continue
+    fs = [f for f in d["findings"] if f["verdict"] != "noise"]
+    waste = d["summary"]["waste"]
+    if not fs:
+        print(f"{name:<8} {d['unit']:<4} {waste:>5} (no waste, no trade-off; {d['summary']['regions']} regions matched)")
+        continue
+    f = fs[0]
+    keys = sorted({c["key"] for e in f["evidence"] for c in e["config"]})
+    rules = [r["id"] for r in f["rules"]]
+    label = (f["label"][:62] + f" ({f['costly']})")
+    print(f"{name:<8} {d['unit']:<4} {waste:>5} {label:<70} {f['evidence_class']:<9} "
+          f"{f['saved_per_iteration']:>10.4g} {f['cost_delta_pct']:>7.1f}% {f['time_delta_pct']:>6.1f}%  "
+          f"{','.join(keys) or '-'} / {','.join(rules) or '-'}")
+    for n in d["notes"]:
+        print(f"{'':<8} note: {n}")
+PY
+cat "$OUT/summary.txt"
+step "done"
