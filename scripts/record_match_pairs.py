@@ -3,7 +3,7 @@
 "Evaluation") on the CPU: pairs of tiny models that compute the same thing two
 ways, each recorded with magneton.record(..., fingerprints=True).
 
-    PYTHONPATH=python python scripts/record_match_pairs.py [--out tests/data/match] [pair ...]
+    PYTHONPATH=python python scripts/record_match_pairs.py [--out tests/data/match] [--device cuda] [pair ...]
 
 Per pair it writes <out>/<pair>/a.mgt, b.mgt and labels.json. The labels are
 the program's module structure, read while it runs: forward hooks on the
@@ -134,6 +134,26 @@ class Tf32Linear(nn.Linear):
 
     def forward(self, x):
         return F.linear(round_to_tf32(x), round_to_tf32(self.weight), self.bias)
+
+
+def gpt2_tf32_cuda_pair():
+    """The same float32 GPT-2 twice; b is recorded with allow_tf32 on (tensor cores)."""
+    from transformers import GPT2LMHeadModel
+    from transformers.pytorch_utils import Conv1D
+
+    cfg = gpt2_config()
+    torch.manual_seed(SEED)
+    a = GPT2LMHeadModel(cfg).eval()
+    to_linear(a, Conv1D, nn.Linear)
+    b = GPT2LMHeadModel(cfg).eval()
+    to_linear(b, Conv1D, nn.Linear)
+    b.load_state_dict(a.state_dict())
+    return a, b, (gpt2_ids(cfg),), gpt2_labels(cfg), \
+        "HF GPT-2 (2 layers, nn.Linear) on the GPU, float32 matmuls vs allow_tf32"
+
+
+gpt2_tf32_cuda_pair.tf32_b = True
+gpt2_tf32_cuda_pair.cuda_only = True
 
 
 def gpt2_tf32_pair():
@@ -376,6 +396,7 @@ PAIRS = {
     "attention_math_sdpa": sdpa_pair,
     "conv_nchw_channels_last": conv_pair,
     "mlp_two_ways": mlp_pair,
+    "gpt2_tf32_cuda": gpt2_tf32_cuda_pair,
 }
 
 
@@ -386,19 +407,34 @@ def strip_prefix(windows: list[dict], prefix: str) -> list[dict]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "tests", "data", "match"))
-    parser.add_argument("pairs", nargs="*", help=f"default: all of {', '.join(PAIRS)}")
+    parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
+    parser.add_argument("pairs", nargs="*", help=f"default: all of {', '.join(PAIRS)} that the device runs")
     args = parser.parse_args()
     unknown = [p for p in args.pairs if p not in PAIRS]
     if unknown:
         print(f"record_match_pairs.py: unknown pair {unknown[0]!r} (known: {', '.join(PAIRS)})", file=sys.stderr)
         return 2
+    if args.device == "cuda" and not torch.cuda.is_available():
+        print("record_match_pairs.py: --device cuda: no CUDA device visible to torch", file=sys.stderr)
+        return 2
     torch.set_num_threads(1)  # deterministic reductions, same kernels on both sides
-    for name in args.pairs or list(PAIRS):
-        a, b, inputs, labels, description = PAIRS[name]()
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    names = args.pairs or [n for n, f in PAIRS.items() if args.device == "cuda" or not getattr(f, "cuda_only", False)]
+    for name in names:
+        make = PAIRS[name]
+        if getattr(make, "cuda_only", False) and args.device != "cuda":
+            print(f"record_match_pairs.py: pair {name!r} needs --device cuda", file=sys.stderr)
+            return 2
+        a, b, inputs, labels, description = make()
+        a, b = a.to(args.device), b.to(args.device)
+        inputs = tuple(x.to(args.device) for x in inputs)
         out = os.path.join(args.out, name)
         os.makedirs(out, exist_ok=True)
         modules_a = record(a, inputs, [n for n in labels if n in dict(a.named_modules())], os.path.join(out, "a.mgt"))
+        tf32 = getattr(make, "tf32_b", False)
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = tf32
         modules_b = record(b, inputs, [n for n in labels if n in dict(b.named_modules())], os.path.join(out, "b.mgt"))
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
         with torch.no_grad():
             ya, yb = a(*inputs), b(*inputs)
             ya, yb = getattr(ya, "logits", ya), getattr(yb, "logits", yb)
@@ -409,6 +445,7 @@ def main() -> int:
             "a": "a.mgt",
             "b": "b.mgt",
             "torch": torch.__version__,
+            "device": args.device,
             "outputs_close": bool(same),
             "modules_a": modules_a,
             # the channels_last wrapper nests the model under "inner."

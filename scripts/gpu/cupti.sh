@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Kernel tracing on the GPU machine (issue 4), in one device call (< 5 min):
+# Kernel tracing on the GPU machine (issue 4), in one device call (<= 4 min;
+# every step after the build has its own timeout <= 60 s and is skipped when
+# the 4 minutes run short, so one hang cannot eat the whole run):
 #  1. builds the magneton command and libmagneton_cupti.so in build-gpu;
+#  1b. sanity: a tiny torch program (10 matmuls) under `magneton record`, then
+#     under `magneton record --only-ranges magneton:`: kernels, NVTX ranges,
+#     exit status and process time of each, to pinpoint what works;
 #  2. torch GPT-2 forward loop (transformers GPT2Config, random weights, batch 8,
 #     seq 128, 20 iterations inside an NVTX range "magneton:loop"): kernel count
 #     from torch.profiler vs `magneton record --only-ranges magneton:`;
 #     emit_nvtx operator ranges; `magneton top` by kernel and by range;
 #  3. a small JAX jit loop under `magneton record`;
 #  4. overhead: plain vs record vs record --stacks, wall time of the loop and of
-#     the whole process, alternated, 2 rounds;
+#     the whole process, 1 round;
 #  5. a small raw activity dump (MAGNETON_CUPTI_DUMP) of a 2-layer GPT-2 and of
 #     the JAX loop, and the small run file, for tests/data/cupti/.
 # Files back in $OUT (6): summary.txt (the table), log.txt, top.txt,
@@ -28,6 +33,11 @@ rm -rf "$WORK" && mkdir -p "$WORK"
 declare -a ROWS
 row() { ROWS+=("$(printf '%-34s %s' "$1" "$2")"); echo "-- $1: $2" | tee -a "$LOG"; }
 step() { echo "== $* ($(( $(date +%s) - start )) s)" | tee -a "$LOG"; }
+BUDGET=235  # seconds for the whole script
+# A step's timeout: 60 s, or what is left of the budget; 0 when too little is left.
+tmo() { local l=$(( BUDGET - ($(date +%s) - start) - 5 )); [ $l -gt 60 ] && l=60; [ $l -lt 10 ] && l=0; echo $l; }
+# run_t CMD...: CMD under its step timeout (SIGKILL 5 s after TERM); 125 when skipped.
+run_t() { local t; t=$(tmo); [ "$t" = 0 ] && { echo "(skipped: out of time) $*" >> "$LOG"; return 125; }; timeout -k 5 "$t" "$@"; }
 finish() {
   { echo "magneton kernel tracing on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)," \
          "$(date -u +%Y-%m-%d), $(( $(date +%s) - start )) s"
@@ -55,7 +65,7 @@ $PY -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cu
 
 step "building $BUILD (magneton, libmagneton_cupti.so)"
 t0=$(date +%s)
-if ! { cmake -S . -B "$BUILD" -G Ninja $GPU_CMAKE_ARGS && timeout 240 ninja -C "$BUILD" magneton magneton_cupti; } >> "$LOG" 2>&1; then
+if ! { cmake -S . -B "$BUILD" -G Ninja $GPU_CMAKE_ARGS && timeout 150 ninja -C "$BUILD" magneton magneton_cupti; } >> "$LOG" 2>&1; then
   row "build" "FAILED (see log.txt)"
   tail -30 "$LOG"
   exit 1
@@ -63,6 +73,45 @@ fi
 row "build" "ok ($(( $(date +%s) - t0 )) s)"
 M=$PWD/$BUILD/magneton
 ldd "$BUILD/libmagneton_cupti.so" >> "$LOG" 2>&1
+
+cat > "$WORK/sanity.py" <<'EOF'
+# 10 matmuls inside NVTX range "magneton:sanity"; prints the process's own view.
+import torch
+a = torch.randn(512, 512, device="cuda")
+torch.cuda.synchronize()
+torch.cuda.nvtx.range_push("magneton:sanity")
+for _ in range(10):
+    a = a @ a
+    a = a / a.norm()
+torch.cuda.synchronize()
+torch.cuda.nvtx.range_pop()
+print("SANITY_DONE", float(a.sum()), flush=True)
+EOF
+
+count() {  # count TABLE RUNFILE
+  $PY -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[2]).execute('select count(*) from '+sys.argv[1]).fetchone()[0])" "$1" "$2" 2>>"$LOG"
+}
+runfile() { ls -t "$1".*.mgt 2>/dev/null | head -1; }
+
+sanity() {  # sanity NAME [record options]
+  local name=$1; shift
+  step "sanity: 10 matmuls under magneton record $*"
+  local t0 t1 rc secs done_ f
+  t0=$(date +%s%N)
+  run_t "$M" record -o "$WORK/$name" "$@" -- $PY "$WORK/sanity.py" > "$WORK/$name.out" 2>&1
+  rc=$?; t1=$(date +%s%N)
+  cat "$WORK/$name.out" >> "$LOG"
+  secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", (b-a)/1e9}')
+  done_=$(grep -c SANITY_DONE "$WORK/$name.out")
+  f=$(runfile "$WORK/$name")
+  if [ -n "$f" ]; then
+    row "sanity ${*:-plain}" "kernels $(count kernels "$f"), ranges $(count ranges "$f"), api $(count api_calls "$f"); exit $rc, $secs s, done=$done_"
+  else
+    row "sanity ${*:-plain}" "NO RUN FILE; exit $rc, $secs s, done=$done_"
+  fi
+}
+sanity sanity-plain
+sanity sanity-ranges --only-ranges magneton:
 
 cat > "$WORK/gpt2_loop.py" <<'EOF'
 # GPT-2 forward loop: python gpt2_loop.py [--iters N] [--layers L] [--profile] [--emit-nvtx]
@@ -133,18 +182,13 @@ jax.block_until_ready(w)
 print(f"LOOP_S {time.perf_counter() - t:.6f} devices {jax.devices()}")
 EOF
 
-count() {  # count TABLE RUNFILE
-  $PY -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[2]).execute('select count(*) from '+sys.argv[1]).fetchone()[0])" "$1" "$2" 2>>"$LOG"
-}
-runfile() { ls -t "$1".*.mgt 2>/dev/null | head -1; }
-
 step "GPT-2: torch.profiler kernel count"
-out=$(timeout 150 $PY "$WORK/gpt2_loop.py" --profile 2>>"$LOG"); echo "$out" >> "$LOG"
+out=$(run_t $PY "$WORK/gpt2_loop.py" --profile 2>>"$LOG"); echo "$out" >> "$LOG"
 prof_kernels=$(echo "$out" | awk '/PROFILER_KERNELS/{print $2}')
 row "gpt2 kernels, torch.profiler" "${prof_kernels:-FAILED}"
 
 step "GPT-2: magneton record --only-ranges magneton: (emit_nvtx on)"
-timeout 150 "$M" record -o "$WORK/gpt2" --only-ranges magneton: -- $PY "$WORK/gpt2_loop.py" --emit-nvtx >> "$LOG" 2>&1
+run_t "$M" record -o "$WORK/gpt2" --only-ranges magneton: -- $PY "$WORK/gpt2_loop.py" --emit-nvtx >> "$LOG" 2>&1
 rc=$?
 f=$(runfile "$WORK/gpt2")
 if [ -n "$f" ]; then
@@ -162,7 +206,7 @@ fi
 step "JAX jit loop under magneton record"
 rm -rf "$WORK/dump" && mkdir -p "$WORK/dump"
 MAGNETON_CUPTI_DUMP=$WORK/dump MAGNETON_CUPTI_DUMP_MAX_MB=1 \
-  timeout 120 "$M" record -o "$WORK/jax" -- $PY "$WORK/jax_loop.py" >> "$LOG" 2>&1
+  run_t "$M" record -o "$WORK/jax" -- $PY "$WORK/jax_loop.py" >> "$LOG" 2>&1
 rc=$?
 f=$(runfile "$WORK/jax")
 if [ -n "$f" ]; then
@@ -173,9 +217,9 @@ fi
 d=$(ls -S "$WORK"/dump/cupti-*.bin 2>/dev/null | head -1)
 [ -n "$d" ] && cp "$d" "$OUT/cupti-jax.bin"
 
-step "overhead: plain vs record vs record --stacks (GPT-2, 100 iterations, 2 rounds)"
+step "overhead: plain vs record vs record --stacks (GPT-2, 100 iterations, 1 round)"
 declare -A loop wall
-for round in 1 2; do
+for round in 1; do
   for mode in plain record stacks; do
     case $mode in
       plain) cmd=($PY "$WORK/gpt2_loop.py" --iters 100) ;;
@@ -183,7 +227,7 @@ for round in 1 2; do
       stacks) cmd=("$M" record -f --stacks -o "$WORK/ovh-stacks.mgt" -- $PY "$WORK/gpt2_loop.py" --iters 100) ;;
     esac
     t0=$(date +%s%N)
-    out=$(timeout 150 "${cmd[@]}" 2>>"$LOG")
+    out=$(run_t "${cmd[@]}" 2>>"$LOG")
     t1=$(date +%s%N)
     l=$(echo "$out" | awk '/LOOP_S/{print $2}')
     loop[$mode]+="${l:-nan} "
@@ -194,7 +238,7 @@ done
 best() { echo "$1" | tr ' ' '\n' | grep -E '^[0-9.]+$' | sort -g | head -1; }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a > 0) printf "%+.1f%%", (b/a-1)*100; else print "n/a" }'; }
 for mode in plain record stacks; do
-  row "loop / process wall, $mode" "$(best "${loop[$mode]}") s / $(best "${wall[$mode]}") s (best of 2)"
+  row "loop / process wall, $mode" "$(best "${loop[$mode]}") s / $(best "${wall[$mode]}") s (1 round)"
 done
 for mode in record stacks; do
   row "overhead, $mode" "loop $(pct "$(best "${loop[plain]}")" "$(best "${loop[$mode]}")"), process $(pct "$(best "${wall[plain]}")" "$(best "${wall[$mode]}")")"
@@ -205,7 +249,7 @@ f=$WORK/ovh-stacks.mgt
 step "fixtures: raw activity dump + small run (2-layer GPT-2, 2 iterations)"
 rm -rf "$WORK/dump" && mkdir -p "$WORK/dump"
 MAGNETON_CUPTI_DUMP=$WORK/dump MAGNETON_CUPTI_DUMP_MAX_MB=1 \
-  timeout 120 "$M" record -f -o "$OUT/gpt2-small.mgt" -- $PY "$WORK/gpt2_loop.py" --layers 2 --iters 2 --emit-nvtx >> "$LOG" 2>&1
+  run_t "$M" record -f -o "$OUT/gpt2-small.mgt" -- $PY "$WORK/gpt2_loop.py" --layers 2 --iters 2 --emit-nvtx >> "$LOG" 2>&1
 d=$(ls -S "$WORK"/dump/cupti-*.bin 2>/dev/null | head -1)
 [ -n "$d" ] && cp "$d" "$OUT/cupti-gpt2.bin"
 row "fixtures" "$(cd "$OUT" && ls -la cupti-*.bin gpt2-small.mgt 2>/dev/null | awk '{printf "%s %s B; ", $9, $5}')"

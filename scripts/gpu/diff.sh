@@ -7,7 +7,8 @@
 #     allow_tf32 key as the root cause;
 #  4. the A/A pair: the addmm variant recorded again and diffed against the
 #     first recording (expect no waste);
-#  5. small GPU recordings for the CI fixtures (tests/data/diff/gpu/), the
+#  5. small GPU recordings for the CI fixtures (tests/data/diff/gpu/: the
+#     UNet-like TF32 pair, small; the GPT-2 Conv1D pair, tiny), the
 #     Perfetto export of one of them, and a check (regression gate) run;
 #  6. prints a table. Files back in $OUT (8): build.log, diff.log, summary.txt,
 #     conv1d.json, tf32.json, aa.json, report-conv1d.html, fixtures.tar.gz
@@ -86,7 +87,7 @@ step "small GPU fixtures, export, check"
 fix="$runs/fixtures/gpu"
 mkdir -p "$fix"
 for v in fp32 tf32; do
-  timeout 60 $py -m magneton.demo.unet_tf32 --variant $v --size tiny --device $dev --iterations 20 \
+  timeout 60 $py -m magneton.demo.unet_tf32 --variant $v --size small --device $dev --iterations 20 \
     --out "$fix/unet_$v.mgt" --measured "$fix/unet_$v-measured.mgt" >> "$log" 2>&1
 done
 for v in addmm mm_add; do

@@ -53,6 +53,10 @@ void StoreSink::Bind(sqlite::Stmt& s, int first, const Row& r, const Batch& batc
     const int64_t v = r.v[i];
     switch (params[i]) {
       case 'i': s.Bind(at, v); break;
+      case 'r':
+        if (v > 0) s.BindNull(at);
+        else s.Bind(at, v);
+        break;
       case 'd': s.Bind(at, std::bit_cast<double>(v)); break;
       case 't': s.Bind(at, std::string_view(batch.texts[v])); break;
       case 'b':

@@ -229,7 +229,7 @@ Status SqliteRunWriter::Open(const RunInfo& info) {
 void SqliteRunWriter::WriterLoop() {
   Batch work;
   auto last_commit = Clock::now();
-  bool uncommitted = false;
+  bool uncommitted = false, failed = false;
   Lock lock(mu_);
   while (true) {
     wake_.wait_for(lock, kPoll, [&] {
@@ -242,11 +242,13 @@ void SqliteRunWriter::WriterLoop() {
     lock.unlock();
 
     Status st;
-    if (!work.empty()) {
+    // After a failed insert, later rows would no longer line up with their
+    // ids: the rows before the failure stay, the rest are dropped.
+    if (!work.empty() && !failed) {
       st = sink_->Apply(work);
-      work.Clear();
       uncommitted = true;
     }
+    work.Clear();
     // On stop, Close commits after the join.
     const bool due = flush_to != flush_done_ || Clock::now() - last_commit >= kCommitEvery;
     if (st.ok() && uncommitted && due && !stopping) {
@@ -255,6 +257,7 @@ void SqliteRunWriter::WriterLoop() {
       uncommitted = false;
     }
 
+    failed = failed || !st.ok();
     lock.lock();
     if (!st.ok() && failed_.ok()) failed_ = st;
     flush_done_ = flush_to;

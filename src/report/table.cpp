@@ -38,7 +38,7 @@ const char* VerdictColor(Verdict v) {
 std::string RunLine(char side, const std::string& path, const RunSummary& r, const std::string& unit) {
   std::string cost = unit == "J" ? fmt::format("{} in {}", FormatJoules(r.joules), FormatSeconds(r.seconds))
                                  : fmt::format("{} (energy unmeasured)", FormatSeconds(r.seconds));
-  std::string devices = r.devices.empty() ? "no devices recorded" : fmt::format("{}", fmt::join(r.devices, ", "));
+  std::string devices = r.devices.empty() ? "CPU only" : fmt::format("{}", fmt::join(r.devices, ", "));
   std::string line = fmt::format("  {} = {}: {}, {} iteration{}, {}", side, path, cost, r.iterations,
                                  r.iterations == 1 ? "" : "s", devices);
   if (!r.energy_methods.empty()) line += fmt::format(" [{}]", fmt::join(r.energy_methods, "; "));

@@ -239,10 +239,21 @@ TEST(DiffDetect, SameCodeOnTheHostIsNoiseHoweverSlower) {
   const Finding& f = r.findings.at(0);
   EXPECT_EQ(f.verdict, Verdict::kNoise);
   EXPECT_NE(f.why.find("machine noise, not the code"), std::string::npos) << f.why;
-  // A configuration difference could explain it: then it stays a finding.
-  p.b.b.run.config["torch.num_threads"] = "1";
+  // A differing key that the rules know to matter here: then it stays a finding.
+  p.a.b.run.config["torch.num_threads"] = "16";
+  p.b.b.run.config["torch.num_threads"] = "2";
+  p.b.b.run.config["version.numpy"] = "2.1";  // differs, but explains nothing
+  auto rules = LoadRulesDir(std::string(MAGNETON_TEST_DATA) + "/../../rules");
+  ASSERT_TRUE(rules.ok());
+  DiffReport unexplained = DiffPair(HostOnly(p, 1.3), o, false);
+  EXPECT_EQ(unexplained.findings.at(0).verdict, Verdict::kNoise);  // no rules loaded
+  o.rules = *rules;
   DiffReport r2 = DiffPair(HostOnly(p, 1.3), o, false);
-  EXPECT_EQ(r2.findings.at(0).verdict, Verdict::kWaste);
+  const Finding& f2 = r2.findings.at(0);
+  EXPECT_EQ(f2.verdict, Verdict::kWaste) << f2.why;
+  ASSERT_EQ(f2.evidence.at(0).config.size(), 1u);
+  EXPECT_EQ(f2.evidence[0].config[0].key, "torch.num_threads");
+  EXPECT_EQ(f2.rules.at(0).id, "cpu-threads");
 }
 
 TEST(DiffDetect, HostTimesAreNormalizedByTheMachineWideRatio) {

@@ -39,6 +39,25 @@ TEST(DiffPasses, ADifferentProgramIsRefusedNamingTheOp) {
       << al.error().message;
 }
 
+TEST(DiffPasses, KernelEvidenceComesFromTheMeasuredPass) {
+  // The recording pass also ran the fingerprinting's kernels; one got linked to an op.
+  fixture::Pair p = fixture::Conv1DPair(4, 1, 1.3, 1.0);
+  auto one = [](const std::string&) { return 1.0; };
+  magneton::Run ma = fixture::MeasuredPass(p.a.b.run, 2, one), mb = fixture::MeasuredPass(p.b.b.run, 2, one);
+  p.a.K("void at::native::radixSortKVInPlace<fingerprint>", 1, 50'000, 0.01);
+  energy::Attribution ea = p.a.Energy(), eb = p.b.Energy();
+  energy::Attribution mea = fixture::AttributionFor(ma, std::vector<double>(ma.kernels.size(), 0.5));
+  energy::Attribution meb = fixture::AttributionFor(mb, std::vector<double>(mb.kernels.size(), 0.5));
+  auto r = Diff(DiffInput{&p.a.b.run, &ea, &ma, &mea}, DiffInput{&p.b.b.run, &eb, &mb, &meb}, p.match, {});
+  ASSERT_TRUE(r.ok());
+  const Finding& f = r->findings.at(0);
+  ASSERT_NE(f.verdict, Verdict::kNoise) << f.why;
+  ASSERT_GE(f.evidence.size(), 2u);
+  EXPECT_EQ(f.evidence[1].kind, EvidenceClass::kKernels);
+  for (const auto& k : f.evidence[1].all_a) EXPECT_EQ(k.name.find("fingerprint"), std::string::npos) << k.name;
+  EXPECT_EQ(f.evidence[1].all_a.size(), 1u);
+}
+
 TEST(DiffPasses, CostsComeFromTheMeasuredPass) {
   // The recording pass shows no difference (fingerprinting dominates its
   // times); the measured passes show b's GEMM 50% slower. Time only.

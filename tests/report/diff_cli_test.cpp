@@ -124,6 +124,24 @@ TEST(DiffCli, ExportPerfettoWritesATrace) {
   EXPECT_EQ(Magneton("export " + kData + "gelu_new.mgt -o " + trace.string()).code, 2);  // no format chosen
 }
 
+TEST(DiffCli, GpuRunExportsPowerCountersAndKernels) {
+  std::string run = kData + "gpu/unet_fp32-measured.mgt";
+  if (!fs::exists(run)) GTEST_SKIP() << run << " is not in the tree: record it on a GPU with scripts/gpu/diff.sh";
+  fs::path trace = TempDir() / "gpu_trace.json";
+  Result r = Magneton("export --perfetto " + run + " -o " + trace.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  json t = json::parse(Slurp(trace));
+  int kernels = 0, power = 0, attributed = 0;
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] == "X" && e["cat"] == "kernel") ++kernels;
+    if (e["ph"] == "C" && e["name"].get<std::string>().rfind("power.", 0) == 0) ++power;
+    if (e["ph"] == "C" && e["name"] == "energy attributed to kernels (J)") ++attributed;
+  }
+  EXPECT_GT(kernels, 0);
+  EXPECT_GT(power, 0);
+  EXPECT_GT(attributed, 0);
+}
+
 TEST(DiffCli, BadInputIsOneLineAndExitTwo) {
   auto one_line = [](const std::string& s) { return std::count(s.begin(), s.end(), '\n') == 1; };
   Result missing = Magneton("diff /nonexistent/a.mgt " + kData + "gelu_new.mgt");

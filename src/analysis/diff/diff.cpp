@@ -241,7 +241,15 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
   std::unique_ptr<CostModel> ma, mb;
   for (auto [in, cost, measured, side] :
        {std::tuple{&in_a, &ca, &ma, 'a'}, std::tuple{&in_b, &cb, &mb, 'b'}}) {
-    if (!in->measured) continue;
+    if (!in->measured) {
+      auto fp = in->run->info.extra.find("fingerprints");
+      if (fp != in->run->info.extra.end() && fp->second == "true")
+        report.notes.push_back(fmt::format(
+            "run {} was recorded with fingerprints and no measured pass was given: its times and energy include "
+            "the fingerprinting (record a pass without fingerprints and pass it with --measured-{})",
+            side, side));
+      continue;
+    }
     auto alignment = AlignPasses(*in->run, *in->measured);
     if (!alignment.ok())
       return MakeError(ErrorCode::kInvalidArgument,
@@ -384,12 +392,12 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
     auto rc = FindRootCause(ra, rb, f.costly, report.config, options.rules);
     f.evidence = std::move(rc.evidence);
     f.rules = std::move(rc.rules);
-    // Host times of the very same code, layouts and configuration: nothing
-    // but the machine can make them differ.
-    if (host_time_only && f.evidence_class() == EvidenceClass::kNone && report.config.empty()) {
+    // Host times of the very same code and layouts, with no configuration
+    // key known to matter here: nothing but the machine can make them differ.
+    if (host_time_only && f.evidence_class() == EvidenceClass::kNone && f.evidence[0].config.empty()) {
       f.verdict = Verdict::kNoise;
-      f.why = fmt::format("{:.1f}% apart in host time, but both sides run the same operators on the same layouts "
-                          "with the same configuration: machine noise, not the code",
+      f.why = fmt::format("{:.1f}% apart in host time, but both sides run the same operators on the same layouts, "
+                          "and no configuration key that differs is known to matter here: machine noise, not the code",
                           f.cost_delta_pct);
       f.evidence.clear();
       f.rules.clear();

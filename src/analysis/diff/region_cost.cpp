@@ -63,6 +63,20 @@ double Median(std::vector<double> v) {
 
 }  // namespace
 
+CostModel::Launched CostModel::KernelsOf(const std::vector<int64_t>& ops) const {
+  std::unordered_set<int64_t> in;
+  for (auto op : ops)
+    if (op >= 0 && op < static_cast<int64_t>(run_.ops.size()))
+      for (auto o : Subtree(op)) in.insert(measured_ ? alignment_.measured_ops[o].front() : o);
+  const Run& source = measured_ ? measured_->run_ : run_;
+  Launched out{&source, {}};
+  for (const auto& k : source.kernels)
+    if (in.count(k.op)) out.kernels.push_back(&k);
+  std::sort(out.kernels.begin(), out.kernels.end(),
+            [](const Kernel* x, const Kernel* y) { return x->start_ns < y->start_ns; });
+  return out;
+}
+
 double CostModel::Seconds(int64_t op) const {
   if (!measured_) return OwnSeconds(op);
   std::vector<double> reps;

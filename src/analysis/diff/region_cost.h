@@ -45,6 +45,15 @@ class CostModel {
   const std::vector<int64_t>& children(int64_t op) const { return children_[op]; }
   // The op and every op nested in it, in id order.
   std::vector<int64_t> Subtree(int64_t op) const;
+  // The kernels these ops launched (nested ops included), by start time, and
+  // the run they belong to: the measured pass's first repetition when there
+  // is one (the recording pass also runs the fingerprinting's own kernels).
+  struct Launched {
+    const Run* run = nullptr;
+    std::vector<const Kernel*> kernels;
+  };
+  Launched KernelsOf(const std::vector<int64_t>& ops) const;
+
   // Device time of the op's kernels (inclusive); wall time on a run without
   // kernels. With a measured pass: the median over its repetitions.
   double Seconds(int64_t op) const;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <unordered_set>
 
 #include <fmt/core.h>
 #include <fmt/format.h>
@@ -23,17 +22,6 @@ std::vector<int64_t> AllOps(const RegionSide& s) {
       for (auto o : s.cost->Subtree(op)) out.push_back(o);
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
-
-std::vector<const Kernel*> KernelsOf(const RegionSide& s) {
-  auto ops = AllOps(s);
-  std::unordered_set<int64_t> in(ops.begin(), ops.end());
-  std::vector<const Kernel*> out;
-  for (const auto& k : s.run->kernels)
-    if (in.count(k.op)) out.push_back(&k);
-  std::sort(out.begin(), out.end(),
-            [](const Kernel* x, const Kernel* y) { return x->start_ns < y->start_ns; });
   return out;
 }
 
@@ -269,8 +257,10 @@ RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
   RootCause rc;
   auto wa = ComputeOps(a), wb = ComputeOps(b);
   auto ops_a = CountOps(a, wa), ops_b = CountOps(b, wb);
-  auto ka = KernelsOf(a), kb = KernelsOf(b);
-  auto kn_a = CountKernels(*a.run, ka), kn_b = CountKernels(*b.run, kb);
+  auto launched_a = a.cost->KernelsOf(AllOps(a)), launched_b = b.cost->KernelsOf(AllOps(b));
+  const auto& ka = launched_a.kernels;
+  const auto& kb = launched_b.kernels;
+  auto kn_a = CountKernels(*launched_a.run, ka), kn_b = CountKernels(*launched_b.run, kb);
 
   auto only_ops_a = Surplus(ops_a, ops_b), only_ops_b = Surplus(ops_b, ops_a);
   auto only_k_a = Surplus(kn_a, kn_b), only_k_b = Surplus(kn_b, kn_a);
@@ -315,8 +305,8 @@ RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
     const Kernel* xa = CostliestDiffering(ka, e.only_a);
     const Kernel* xb = CostliestDiffering(kb, e.only_b);
     if (xa && xb)
-      e.divergence = FirstDivergence(*a.run, StackOfKernel(*a.run, *xa), *b.run,
-                                     StackOfKernel(*b.run, *xb));
+      e.divergence = FirstDivergence(*launched_a.run, StackOfKernel(*launched_a.run, *xa), *launched_b.run,
+                                     StackOfKernel(*launched_b.run, *xb));
     e.params = LayoutDeltas(a, wa, b, wb);  // layouts steer kernel choice too
     rc.evidence.push_back(std::move(e));
   }

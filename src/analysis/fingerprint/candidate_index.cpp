@@ -54,6 +54,22 @@ void CandidateIndex::Build(int32_t lo, int32_t hi) {
   Build(mid + 1, hi);
 }
 
+int64_t CandidateIndex::Locality(const Tensor& t) const {
+  const Description d = Describe(t);
+  if (!d.ok) return -1;
+  auto it = groups_.find(d.group);
+  if (it == groups_.end()) return -1;
+  auto [lo, hi] = it->second;
+  while (hi - lo > kLeaf) {
+    const int32_t mid = lo + (hi - lo) / 2;
+    if (d.f[dim_[mid]] < entries_[mid].f[dim_[mid]])
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo;
+}
+
 CandidateIndex::CandidateIndex(const std::vector<const Tensor*>& tensors, double tolerance) {
   // Bounds implied by FingerprintDifference <= tol (t' = tol / (1 - tol)):
   //  rms within tol:       |log rms_a - log rms_b| <= -log(1 - tol)

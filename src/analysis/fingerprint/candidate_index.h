@@ -31,11 +31,16 @@ class CandidateIndex {
   template <class Visit>
   void ForEachCandidate(const Tensor& t, Visit&& visit) const;
 
+  // Where `t` falls in the index (-1 when nowhere): queries taken in this
+  // order walk the same parts of the index one after another, which keeps
+  // them in cache on large runs.
+  int64_t Locality(const Tensor& t) const;
+
   size_t size() const { return entries_.size(); }
 
  private:
   static constexpr int kFeatures = 10;
-  static constexpr int32_t kLeaf = 8;  // ranges this small are scanned
+  static constexpr int32_t kLeaf = 16;  // ranges this small are scanned
   using Features = std::array<float, kFeatures>;
   struct Entry {
     Features f;
