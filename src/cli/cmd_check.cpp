@@ -42,9 +42,9 @@ int Check(const CheckCommand& cmd) {
 
 void RegisterCheck(CLI::App& app, Action& run) {
   auto cmd = std::make_shared<CheckCommand>();
-  auto* sub = app.add_subcommand(
-      "check", "Energy-regression gate: compare a new run with a baseline.\n"
-               "Exit status: 0 nothing regressed, 1 regression (listed), 2 bad input.");
+  auto* sub = app.add_subcommand("check",
+                                 "Energy-regression gate: compare a new run with a baseline.\n"
+                                 "Exit status: 0 nothing regressed, 1 regression (listed), 2 bad input.");
   sub->add_option("--baseline", cmd->args.a, "Baseline run (.mgt)")->required();
   sub->add_option("NEW", cmd->args.b, "New run (.mgt)")->required();
   sub->add_option("--max-regression", cmd->max_regression,

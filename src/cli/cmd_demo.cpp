@@ -3,6 +3,8 @@
 // (MAGNETON_PYTHON, default python3; python/magneton/demo/*.py), on whatever
 // this machine has, then diffs them, prints the findings, says what could not
 // be measured here, and writes the HTML and JSON reports (docs/diff.md).
+#include <fmt/core.h>
+#include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,9 +13,6 @@
 #include <filesystem>
 #include <fstream>
 #include <vector>
-
-#include <fmt/core.h>
-#include <fmt/format.h>
 
 #include "cli/cmd_diff.h"
 #include "cli/commands.h"
@@ -96,9 +95,11 @@ std::vector<std::string> Unmeasured(const analysis::DiffReport& r) {
   for (const auto& d : r.a.devices) gpu |= d.rfind("gpu", 0) == 0;
   if (!gpu) out.push_back("no CUDA GPU here: the models ran on the CPU");
   if (!r.energy_measured)
-    out.push_back("energy: not measured (no NVML GPU, no RAPL, no meter on this machine); time stands in for "
-                  "energy, so the findings rank by seconds, not joules");
-  if (!r.a.has_kernels) out.push_back("kernels: none recorded, so no kernel-level evidence (CPU run or no CUPTI)");
+    out.push_back(
+        "energy: not measured (no NVML GPU, no RAPL, no meter on this machine); time stands in for "
+        "energy, so the findings rank by seconds, not joules");
+  if (!r.a.has_kernels)
+    out.push_back("kernels: none recorded, so no kernel-level evidence (CPU run or no CUPTI)");
   return out;
 }
 
@@ -108,15 +109,18 @@ int Demo(const DemoArgs& args) {
   AddPackageToPythonPath();
   std::error_code ec;
   fs::create_directories(args.out, ec);
-  if (ec) return Fail(MakeError(ErrorCode::kIo, fmt::format("{}: cannot create the output directory: {}", args.out, ec.message())));
+  if (ec)
+    return Fail(MakeError(ErrorCode::kIo,
+                          fmt::format("{}: cannot create the output directory: {}", args.out, ec.message())));
 
   int probe = Spawn({python, "-c", "import torch, transformers, magneton.recorder as r; r.extension()"});
   if (probe != 0)
-    return Fail(MakeError(ErrorCode::kUnavailable,
-                          fmt::format("demo: {} cannot import torch, transformers and magneton._torch (exit {}); set "
-                                      "MAGNETON_PYTHON to the project's venv python and build magneton_torch "
-                                      "(scripts/build.sh)",
-                                      python, probe)));
+    return Fail(
+        MakeError(ErrorCode::kUnavailable,
+                  fmt::format("demo: {} cannot import torch, transformers and magneton._torch (exit {}); set "
+                              "MAGNETON_PYTHON to the project's venv python and build magneton_torch "
+                              "(scripts/build.sh)",
+                              python, probe)));
   std::string which = args.which == "auto" ? AutoCase(python, args.device) : args.which;
   const DemoCase* c = nullptr;
   for (const auto& k : kCases)
@@ -131,15 +135,16 @@ int Demo(const DemoArgs& args) {
   d.measured_b = (fs::path(args.out) / fmt::format("{}-measured.mgt", c->variant_b)).string();
   d.html = (fs::path(args.out) / "report.html").string();
   d.color = args.color;
-  for (auto [variant, out, measured] : {std::tuple{c->variant_a, d.a, d.measured_a}, std::tuple{c->variant_b, d.b, d.measured_b}}) {
-    std::vector<std::string> argv = {python, "-m", c->module, "--variant", variant, "--out", out,
+  for (auto [variant, out, measured] :
+       {std::tuple{c->variant_a, d.a, d.measured_a}, std::tuple{c->variant_b, d.b, d.measured_b}}) {
+    std::vector<std::string> argv = {python,       "-m",     c->module,  "--variant", variant,  "--out",  out,
                                      "--measured", measured, "--device", args.device, "--size", args.size};
     if (args.iterations > 0) argv.insert(argv.end(), {"--iterations", std::to_string(args.iterations)});
     int rc = Spawn(argv);
     if (rc != 0)
       return Fail(MakeError(ErrorCode::kInternal,
-                            fmt::format("demo: recording variant {} failed ({} -m {} exited {})", variant, python,
-                                        c->module, rc)));
+                            fmt::format("demo: recording variant {} failed ({} -m {} exited {})", variant,
+                                        python, c->module, rc)));
   }
 
   auto session = RunDiff(d, 0.10);
@@ -163,9 +168,10 @@ int Demo(const DemoArgs& args) {
 
 void RegisterDemo(CLI::App& app, Action& run) {
   auto args = std::make_shared<DemoArgs>();
-  auto* sub = app.add_subcommand(
-      "demo", "Record two built-in variants of one model, diff them and write the report.\n"
-              "Uses $MAGNETON_PYTHON (default python3) with torch and transformers.");
+  auto* sub =
+      app.add_subcommand("demo",
+                         "Record two built-in variants of one model, diff them and write the report.\n"
+                         "Uses $MAGNETON_PYTHON (default python3) with torch and transformers.");
   sub->add_option("--out", args->out, "Directory for the runs and reports")->capture_default_str();
   sub->add_option("--case", args->which,
                   "auto (gpt2-conv1d on a GPU, gpt2-gelu on a CPU), gpt2-conv1d, gpt2-gelu or unet-tf32")
@@ -174,10 +180,12 @@ void RegisterDemo(CLI::App& app, Action& run) {
   sub->add_option("--device", args->device, "auto, cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
-  sub->add_option("--size", args->size, "Model size: auto (full on a GPU, small on the CPU), tiny, small, full")
+  sub->add_option("--size", args->size,
+                  "Model size: auto (full on a GPU, small on the CPU), tiny, small, full")
       ->check(CLI::IsMember({"auto", "tiny", "small", "full"}))
       ->capture_default_str();
-  sub->add_option("--iterations", args->iterations, "Iterations of the measured pass (default: 20 GPU, 5 CPU)")
+  sub->add_option("--iterations", args->iterations,
+                  "Iterations of the measured pass (default: 20 GPU, 5 CPU)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--color", args->color, "auto, always or never")
       ->check(CLI::IsMember({"auto", "always", "never"}))

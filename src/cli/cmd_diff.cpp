@@ -3,14 +3,13 @@
 // 0 when there is none, 2 on bad input.
 #include "cli/cmd_diff.h"
 
+#include <fmt/core.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-
-#include <fmt/core.h>
 
 #include "analysis/diff/rules.h"
 #include "cli/commands.h"
@@ -46,8 +45,9 @@ void AddDiffOptions(CLI::App* cmd, DiffArgs& args) {
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
   cmd->add_flag("--all", args.all, "List the noise groups too");
-  cmd->add_flag("--absolute-time", args.absolute_time,
-                "CPU-only runs: compare times as measured, without factoring out a machine-wide speed difference");
+  cmd->add_flag(
+      "--absolute-time", args.absolute_time,
+      "CPU-only runs: compare times as measured, without factoring out a machine-wide speed difference");
 }
 
 Result<double> ParsePercent(const std::string& text, const std::string& option) {
@@ -56,8 +56,9 @@ Result<double> ParsePercent(const std::string& text, const std::string& option) 
   char* end = nullptr;
   double v = std::strtod(t.c_str(), &end);
   if (t.empty() || !end || *end != '\0' || !std::isfinite(v) || v <= 0 || v > 1000)
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("{} {}: expected a percentage such as 10% (0 < value <= 1000)", option, text));
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        fmt::format("{} {}: expected a percentage such as 10% (0 < value <= 1000)", option, text));
   return v / 100;
 }
 
@@ -90,7 +91,8 @@ Result<std::unique_ptr<DiffSession>> RunDiff(const DiffArgs& args, double thresh
   };
   MAGNETON_RETURN_IF_ERROR(load(args.a, &s->a));
   MAGNETON_RETURN_IF_ERROR(load(args.b, &s->b));
-  for (auto [path, slot] : {std::pair{&args.measured_a, &s->measured_a}, std::pair{&args.measured_b, &s->measured_b}}) {
+  for (auto [path, slot] :
+       {std::pair{&args.measured_a, &s->measured_a}, std::pair{&args.measured_b, &s->measured_b}}) {
     if (path->empty()) continue;
     slot->emplace();
     MAGNETON_RETURN_IF_ERROR(load(*path, &**slot));
@@ -113,8 +115,8 @@ Result<std::unique_ptr<DiffSession>> RunDiff(const DiffArgs& args, double thresh
   auto report = analysis::DiffRuns(s->a, s->b, s->measured_a ? &*s->measured_a : nullptr,
                                    s->measured_b ? &*s->measured_b : nullptr, o);
   if (!report.ok()) {
-    const std::string& which = report.error().message.find("run a") != std::string::npos ? args.measured_a
-                                                                                            : args.measured_b;
+    const std::string& which =
+        report.error().message.find("run a") != std::string::npos ? args.measured_a : args.measured_b;
     return MakeError(report.error().code, fmt::format("{}: {}", which, report.error().message));
   }
   s->report = std::move(*report);
@@ -143,9 +145,9 @@ int Diff(const DiffCommand& cmd) {
   auto threshold = ParsePercent(cmd.threshold, "--threshold");
   if (!threshold.ok()) return Fail(threshold.error());
   if (*threshold < analysis::kMinThreshold - 1e-12)
-    return Fail(MakeError(ErrorCode::kInvalidArgument,
-                          fmt::format("--threshold {}: below 5% the measurement noise decides, not the code",
-                                      cmd.threshold)));
+    return Fail(MakeError(
+        ErrorCode::kInvalidArgument,
+        fmt::format("--threshold {}: below 5% the measurement noise decides, not the code", cmd.threshold)));
   auto session = RunDiff(cmd.args, *threshold);
   if (!session.ok()) return Fail(session.error());
   const DiffSession& s = **session;
@@ -169,8 +171,9 @@ int Diff(const DiffCommand& cmd) {
 void RegisterDiff(CLI::App& app, Action& run) {
   auto cmd = std::make_shared<DiffCommand>();
   auto* sub = app.add_subcommand(
-      "diff", "Find where one run spends more energy than the other for the same values, and why.\n"
-              "Exit status: 0 no waste, 1 waste found, 2 bad input.");
+      "diff",
+      "Find where one run spends more energy than the other for the same values, and why.\n"
+      "Exit status: 0 no waste, 1 waste found, 2 bad input.");
   sub->add_option("A", cmd->args.a, "First run (.mgt)")->required();
   sub->add_option("B", cmd->args.b, "Second run (.mgt)")->required();
   sub->add_option("--threshold", cmd->threshold,

@@ -3,11 +3,10 @@
 // "10%" into 0.10.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <memory>
 #include <optional>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "analysis/diff/diff.h"
 #include "core/run.h"
@@ -22,10 +21,10 @@ struct DiffArgs {
   int64_t iterations = 0;              // 0: from the runs
   std::string rules_dir;               // empty: search (FindRulesDir)
   bool json = false;
-  std::string html;                    // write the HTML report here
-  std::string color = "auto";          // auto (TTY only), always, never
-  bool all = false;                    // list noise groups too
-  bool absolute_time = false;          // no host-speed normalization of CPU times
+  std::string html;            // write the HTML report here
+  std::string color = "auto";  // auto (TTY only), always, never
+  bool all = false;            // list noise groups too
+  bool absolute_time = false;  // no host-speed normalization of CPU times
 };
 
 // The loaded runs and their diff. Heap-held so findings stay put.

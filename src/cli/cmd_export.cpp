@@ -1,10 +1,10 @@
 // `magneton export --perfetto RUN -o trace.json`: a run as a Chrome JSON
 // trace for ui.perfetto.dev: operators, ranges, kernels and transfers as
 // slices; power, energy and other series as counter tracks (docs/report.md).
+#include <fmt/core.h>
+
 #include <fstream>
 #include <iostream>
-
-#include <fmt/core.h>
 
 #include "cli/commands.h"
 #include "core/store.h"
@@ -36,7 +36,8 @@ int Export(const ExportArgs& args) {
     out.close();
     if (!out) return Fail(MakeError(ErrorCode::kIo, fmt::format("{}: writing the trace failed", args.out)));
   }
-  fmt::print(stderr, "magneton: wrote {}: {} slices on {} tracks, {} counter points{} (open in ui.perfetto.dev)\n",
+  fmt::print(stderr,
+             "magneton: wrote {}: {} slices on {} tracks, {} counter points{} (open in ui.perfetto.dev)\n",
              args.out == "-" ? "the trace" : args.out, stats.slices, stats.tracks, stats.counters,
              energy.measured ? "" : "; no energy in this run");
   return kExitOk;

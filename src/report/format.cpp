@@ -1,8 +1,8 @@
 #include "report/format.h"
 
-#include <cmath>
-
 #include <fmt/core.h>
+
+#include <cmath>
 
 namespace magneton::report {
 namespace {
@@ -11,8 +11,10 @@ namespace {
 std::string WithPrefix(double v, const char* unit) {
   if (std::isnan(v)) return "-";
   if (v == 0) return fmt::format("0 {}", unit);
-  static const struct { double scale; const char* prefix; } kPrefixes[] = {
-      {1e3, "k"}, {1, ""}, {1e-3, "m"}, {1e-6, "u"}, {1e-9, "n"}};
+  static const struct {
+    double scale;
+    const char* prefix;
+  } kPrefixes[] = {{1e3, "k"}, {1, ""}, {1e-3, "m"}, {1e-6, "u"}, {1e-9, "n"}};
   double mag = std::fabs(v);
   for (const auto& p : kPrefixes)
     if (mag >= p.scale || p.scale == 1e-9) {

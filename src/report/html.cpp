@@ -1,10 +1,10 @@
 #include "report/html.h"
 
-#include <algorithm>
-#include <cmath>
-
 #include <fmt/core.h>
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
 
 #include "analysis/diff/call_site.h"
 #include "report/format.h"
@@ -77,16 +77,18 @@ std::string CountsTable(const std::vector<NamedCount>& a, const std::vector<Name
     if (v.empty()) return std::string("<span class=\"muted\">none</span>");
     std::string s;
     for (const auto& n : v) {
-      s += fmt::format("<div><code>{}</code>{}", E(n.name), n.count > 1 ? fmt::format(" &times;{}", n.count) : "");
+      s += fmt::format("<div><code>{}</code>{}", E(n.name),
+                       n.count > 1 ? fmt::format(" &times;{}", n.count) : "");
       auto site = analysis::Describe(n.call_site);
       if (!site.empty()) s += fmt::format(" <span class=\"muted\">at {}</span>", E(site));
       s += "</div>";
     }
     return s;
   };
-  return fmt::format("<table class=\"counts\"><tr><th>{} only in a</th><th>{} only in b</th></tr>"
-                     "<tr><td>{}</td><td>{}</td></tr></table>",
-                     what, what, cell(a), cell(b));
+  return fmt::format(
+      "<table class=\"counts\"><tr><th>{} only in a</th><th>{} only in b</th></tr>"
+      "<tr><td>{}</td><td>{}</td></tr></table>",
+      what, what, cell(a), cell(b));
 }
 
 std::string EvidenceHtml(const Evidence& e) {
@@ -96,10 +98,11 @@ std::string EvidenceHtml(const Evidence& e) {
   if (e.kind == analysis::EvidenceClass::kKernels) out += CountsTable(e.only_a, e.only_b, "kernels");
   const auto& d = e.divergence;
   if (d.depth >= 0 && (!d.frame_a.empty() || !d.frame_b.empty()))
-    out += fmt::format("<div>Call paths part after {} common frame{}{}: a <code>{}</code>, b <code>{}</code></div>",
-                       d.depth, d.depth == 1 ? "" : "s",
-                       d.common.empty() ? "" : " (last shared: <code>" + E(analysis::Describe(d.common)) + "</code>)",
-                       E(analysis::Describe(d.frame_a)), E(analysis::Describe(d.frame_b)));
+    out += fmt::format(
+        "<div>Call paths part after {} common frame{}{}: a <code>{}</code>, b <code>{}</code></div>", d.depth,
+        d.depth == 1 ? "" : "s",
+        d.common.empty() ? "" : " (last shared: <code>" + E(analysis::Describe(d.common)) + "</code>)",
+        E(analysis::Describe(d.frame_a)), E(analysis::Describe(d.frame_b)));
   if (!e.config.empty() || !e.params.empty()) {
     out += "<table><tr><th>what differs</th><th>a</th><th>b</th></tr>";
     for (const auto& c : e.config)
@@ -151,9 +154,10 @@ std::string RegionsTable(const DiffReport& r) {
   };
   auto bar = [&](double v, const char* color) {
     double w = max > 0 && std::isfinite(v) ? std::max(1.0, v / max * 140) : 0;
-    return fmt::format("<svg width=\"150\" height=\"14\"><rect class=\"bar\" x=\"0\" y=\"2\" width=\"{:.1f}\" "
-                       "height=\"10\" fill=\"{}\"/></svg><div class=\"mono\">{}</div>",
-                       w, color, FormatCost(v, r.cost_unit));
+    return fmt::format(
+        "<svg width=\"150\" height=\"14\"><rect class=\"bar\" x=\"0\" y=\"2\" width=\"{:.1f}\" "
+        "height=\"10\" fill=\"{}\"/></svg><div class=\"mono\">{}</div>",
+        w, color, FormatCost(v, r.cost_unit));
   };
   std::string out =
       "<table id=\"region-table\"><tr><th>region</th><th>finding</th><th>operators in a</th><th>a</th>"
@@ -167,9 +171,9 @@ std::string RegionsTable(const DiffReport& r) {
                                          analysis::ToString(f.verdict))
                            : "noise";
     }
-    out += fmt::format("<tr class=\"region\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                       p.region, finding, ops(p.ops_a), bar(p.a.cost(), kColorA), bar(p.b.cost(), kColorB),
-                       ops(p.ops_b));
+    out += fmt::format(
+        "<tr class=\"region\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        p.region, finding, ops(p.ops_a), bar(p.a.cost(), kColorA), bar(p.b.cost(), kColorB), ops(p.ops_b));
   }
   out += "</table>";
   if (order.size() > kMaxRegionRows)
@@ -214,10 +218,11 @@ std::string PowerSection(const Run& a, const Run& b) {
   for (auto [run, side, color] : {std::tuple{&a, "a", kColorA}, std::tuple{&b, "b", kColorB}}) {
     auto series = PowerSeries(*run, side, color);
     if (series.empty()) {
-      out += fmt::format("<p class=\"muted\" id=\"power-{}-missing\">Run {}: no power or energy series was "
-                         "recorded (no NVML, RAPL or meter on that machine), so power over time is "
-                         "unavailable.</p>",
-                         side, side);
+      out += fmt::format(
+          "<p class=\"muted\" id=\"power-{}-missing\">Run {}: no power or energy series was "
+          "recorded (no NVML, RAPL or meter on that machine), so power over time is "
+          "unavailable.</p>",
+          side, side);
       continue;
     }
     out += fmt::format("<h3>run {}</h3>", side);
@@ -232,10 +237,11 @@ std::string RenderHtml(const DiffReport& r, const Run& a, const Run& b, const Ru
   std::string out = "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
   out += fmt::format("<title>Magneton diff: {} vs {}</title><style>{}</style></head><body>", E(paths.a),
                      E(paths.b), kStyle);
-  out += fmt::format("<header><h1>Magneton diff</h1><p>a = {} &nbsp; vs &nbsp; b = {} &middot; threshold {:.0f}% "
-                     "&middot; costs in {}</p></header><main>",
-                     E(paths.a), E(paths.b), r.options.threshold * 100,
-                     r.energy_measured ? "joules" : "seconds (energy unmeasured)");
+  out += fmt::format(
+      "<header><h1>Magneton diff</h1><p>a = {} &nbsp; vs &nbsp; b = {} &middot; threshold {:.0f}% "
+      "&middot; costs in {}</p></header><main>",
+      E(paths.a), E(paths.b), r.options.threshold * 100,
+      r.energy_measured ? "joules" : "seconds (energy unmeasured)");
   out += fmt::format("<section id=\"runs\"><h2>Runs</h2><div class=\"cards\">{}{}</div></section>",
                      RunCard('a', paths.a, r.a, r.cost_unit), RunCard('b', paths.b, r.b, r.cost_unit));
   if (!r.notes.empty()) {
@@ -253,12 +259,13 @@ std::string RenderHtml(const DiffReport& r, const Run& a, const Run& b, const Ru
                         FormatCost(f.saved_per_iteration, r.cost_unit),
                         f.verdict == Verdict::kWaste ? "#c62828" : "#d39e00"});
   }
-  out += fmt::format("<section id=\"summary\"><h2>Summary</h2><p><b>{}</b> waste finding{}, {} trade-off{}, {} "
-                     "noise group{}; {} regions matched, covering {} of a and {} of b. Waste adds up to <b>{}</b> "
-                     "per iteration.</p>",
-                     waste, waste == 1 ? "" : "s", trade, trade == 1 ? "" : "s", noise, noise == 1 ? "" : "s",
-                     r.regions.size(), FormatPct(r.matched_share_a * 100), FormatPct(r.matched_share_b * 100),
-                     FormatCost(r.total_saved_per_iteration(), r.cost_unit));
+  out += fmt::format(
+      "<section id=\"summary\"><h2>Summary</h2><p><b>{}</b> waste finding{}, {} trade-off{}, {} "
+      "noise group{}; {} regions matched, covering {} of a and {} of b. Waste adds up to <b>{}</b> "
+      "per iteration.</p>",
+      waste, waste == 1 ? "" : "s", trade, trade == 1 ? "" : "s", noise, noise == 1 ? "" : "s",
+      r.regions.size(), FormatPct(r.matched_share_a * 100), FormatPct(r.matched_share_b * 100),
+      FormatCost(r.total_saved_per_iteration(), r.cost_unit));
   if (!ranked.empty()) out += BarChart(ranked, 700, "saving per iteration by finding");
   out += "</section>";
 
@@ -269,21 +276,26 @@ std::string RenderHtml(const DiffReport& r, const Run& a, const Run& b, const Ru
   for (const auto& f : r.findings)
     if (f.verdict != Verdict::kNoise) out += FindingHtml(f, r);
   if (noise > 0) {
-    out += fmt::format("<details><summary>{} noise group{}</summary><table><tr><th>region group</th><th>a</th>"
-                       "<th>b</th><th>why</th></tr>",
-                       noise, noise == 1 ? "" : "s");
+    out += fmt::format(
+        "<details><summary>{} noise group{}</summary><table><tr><th>region group</th><th>a</th>"
+        "<th>b</th><th>why</th></tr>",
+        noise, noise == 1 ? "" : "s");
     for (const auto& f : r.findings)
       if (f.verdict == Verdict::kNoise)
-        out += fmt::format("<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>", E(f.label),
-                           FormatCost(f.a.cost(), r.cost_unit), FormatCost(f.b.cost(), r.cost_unit), E(f.why));
+        out +=
+            fmt::format("<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>", E(f.label),
+                        FormatCost(f.a.cost(), r.cost_unit), FormatCost(f.b.cost(), r.cost_unit), E(f.why));
     out += "</table></details>";
   }
   out += "</section>";
 
-  out += fmt::format("<section id=\"regions\"><h2>Matched regions, side by side</h2>{}</section>", RegionsTable(r));
+  out += fmt::format("<section id=\"regions\"><h2>Matched regions, side by side</h2>{}</section>",
+                     RegionsTable(r));
   out += fmt::format("<section id=\"power\"><h2>Power over time</h2>{}</section>", PowerSection(a, b));
   if (!r.config.empty()) {
-    out += "<section id=\"config\"><h2>Configuration that differs</h2><table><tr><th>key</th><th>a</th><th>b</th></tr>";
+    out +=
+        "<section id=\"config\"><h2>Configuration that "
+        "differs</h2><table><tr><th>key</th><th>a</th><th>b</th></tr>";
     for (const auto& c : r.config)
       out += fmt::format("<tr><td><code>{}</code></td><td>{}</td><td>{}</td></tr>", E(c.key), E(c.value_a),
                          E(c.value_b));

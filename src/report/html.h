@@ -11,7 +11,6 @@
 
 namespace magneton::report {
 
-std::string RenderHtml(const analysis::DiffReport& report, const Run& a, const Run& b,
-                       const RunPaths& paths);
+std::string RenderHtml(const analysis::DiffReport& report, const Run& a, const Run& b, const RunPaths& paths);
 
 }  // namespace magneton::report

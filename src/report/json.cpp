@@ -32,7 +32,9 @@ json Cost(const SideCost& c) {
 json Counts(const std::vector<NamedCount>& v) {
   json out = json::array();
   for (const auto& n : v)
-    out.push_back({{"name", n.name}, {"count", n.count}, {"seconds", Num(n.seconds)},
+    out.push_back({{"name", n.name},
+                   {"count", n.count},
+                   {"seconds", Num(n.seconds)},
                    {"call_site", Site(n.call_site)}});
   return out;
 }
@@ -41,7 +43,8 @@ json EvidenceJson(const Evidence& e) {
   json config = json::array(), params = json::array();
   for (const auto& c : e.config) config.push_back({{"key", c.key}, {"a", c.value_a}, {"b", c.value_b}});
   for (const auto& p : e.params)
-    params.push_back({{"subject", p.subject}, {"parameter", p.parameter}, {"a", p.value_a}, {"b", p.value_b}});
+    params.push_back(
+        {{"subject", p.subject}, {"parameter", p.parameter}, {"a", p.value_a}, {"b", p.value_b}});
   json div = nullptr;
   if (e.divergence.depth >= 0)
     div = {{"depth", e.divergence.depth},
@@ -94,6 +97,7 @@ json RunJson(const RunSummary& r, const std::string& path) {
           {"joules", Num(r.joules)},
           {"seconds", Num(r.seconds)},
           {"iterations", r.iterations},
+          {"ops_cost", Num(r.ops_cost)},
           {"measured_repeats", r.measured_repeats},
           {"ops", r.ops},
           {"kernels", r.kernels},
@@ -167,6 +171,7 @@ json CheckToJson(const DiffReport& r, const analysis::RegressionReport& c, const
           {"unit", r.cost_unit},
           {"max_regression", c.max_regression},
           {"regressed", c.regressed()},
+          {"whole_run", c.whole_label},
           {"whole_run_pct", Num(c.whole_pct)},
           {"regressions", regressions},
           {"diff", DiffToJson(r, paths)}};

@@ -14,7 +14,7 @@ struct RunPaths {
 };
 
 nlohmann::json DiffToJson(const analysis::DiffReport& report, const RunPaths& paths);
-nlohmann::json CheckToJson(const analysis::DiffReport& report,
-                           const analysis::RegressionReport& check, const RunPaths& paths);
+nlohmann::json CheckToJson(const analysis::DiffReport& report, const analysis::RegressionReport& check,
+                           const RunPaths& paths);
 
 }  // namespace magneton::report

@@ -1,10 +1,10 @@
 #include "report/perfetto.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
-
-#include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
 namespace magneton::report {
@@ -56,29 +56,30 @@ class TraceWriter {
       if (lane == open.size()) {
         open.emplace_back();
         tids.push_back(next_tid_++);
-        Meta("thread_name", g.pid, tids.back(), lane == 0 ? g.name : fmt::format("{} ({})", g.name, lane + 1));
+        Meta("thread_name", g.pid, tids.back(),
+             lane == 0 ? g.name : fmt::format("{} ({})", g.name, lane + 1));
         ++stats.tracks;
       }
       open[lane].push_back(sl.end);
-      Event(fmt::format("{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},\"name\":{},\"cat\":{},\"args\":{}}}",
-                        g.pid, tids[lane], Us(sl.start), Dur(sl.start, sl.end),
-                        Q(sl.name), Q(sl.cat), sl.args.dump()));
+      Event(fmt::format(
+          "{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},\"name\":{},\"cat\":{},\"args\":{}}}",
+          g.pid, tids[lane], Us(sl.start), Dur(sl.start, sl.end), Q(sl.name), Q(sl.cat), sl.args.dump()));
       ++stats.slices;
     }
   }
 
   void Counter(int pid, const std::string& name, const std::string& unit, int64_t t, double v) {
     if (!std::isfinite(v)) return;
-    Event(fmt::format("{{\"ph\":\"C\",\"pid\":{},\"name\":{},\"ts\":{},\"args\":{{{}:{}}}}}", pid, Q(name), Us(t),
-                      Q(unit), nlohmann::json(v).dump()));
+    Event(fmt::format("{{\"ph\":\"C\",\"pid\":{},\"name\":{},\"ts\":{},\"args\":{{{}:{}}}}}", pid, Q(name),
+                      Us(t), Q(unit), nlohmann::json(v).dump()));
     ++stats.counters;
   }
 
   void Finish(const Run& run) {
     out_ << "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"magneton " MAGNETON_VERSION
             "\",\"command\":"
-         << Q(run.info.command) << ",\"clock_domain\":" << Q(run.info.clock_domain)
-         << ",\"start_ns\":" << t0_ << "}}\n";
+         << Q(run.info.command) << ",\"clock_domain\":" << Q(run.info.clock_domain) << ",\"start_ns\":" << t0_
+         << "}}\n";
   }
 
   TraceStats stats;
@@ -144,7 +145,8 @@ TraceStats WritePerfettoTrace(const Run& run, const energy::Attribution& energy,
     auto& g = range_tracks[r.thread];
     g.name = fmt::format("ranges thread {}", r.thread);
     nlohmann::json args = {{"range", r.id}, {"domain", r.domain}};
-    if (auto it = energy.range_j.find(r.id); it != energy.range_j.end()) args["energy_j"] = Energy(it->second);
+    if (auto it = energy.range_j.find(r.id); it != energy.range_j.end())
+      args["energy_j"] = Energy(it->second);
     g.slices.push_back({r.start_ns, r.end_ns, r.name, "range", std::move(args)});
   }
   // Devices: kernels and transfers per stream.
@@ -168,7 +170,10 @@ TraceStats WritePerfettoTrace(const Run& run, const energy::Attribution& energy,
   }
   for (const auto& t : run.transfers)
     stream(t.device, t.stream)
-        .slices.push_back({t.start_ns, t.end_ns, fmt::format("{} {} B", t.kind, t.bytes), "transfer",
+        .slices.push_back({t.start_ns,
+                           t.end_ns,
+                           fmt::format("{} {} B", t.kind, t.bytes),
+                           "transfer",
                            {{"bytes", t.bytes}, {"kind", t.kind}}});
   for (auto* groups : {&op_tracks, &range_tracks})
     for (auto& [tid, g] : *groups) w.Slices(g);

@@ -1,9 +1,9 @@
 #include "report/svg.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/core.h>
 
 namespace magneton::report {
 namespace {
@@ -26,12 +26,23 @@ std::string EscapeHtml(const std::string& s) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -55,8 +66,8 @@ std::string BarChart(const std::vector<Bar>& bars, int width, const std::string&
         "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" class=\"lbl\">{}</text>"
         "<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"/>"
         "<text x=\"{:.1f}\" y=\"{}\" class=\"val\">{}</text>",
-        label_w - 6, y + 14, EscapeHtml(b.label), label_w, y + 2, w, row - 6, b.color,
-        label_w + w + 4, y + 14, EscapeHtml(b.text));
+        label_w - 6, y + 14, EscapeHtml(b.label), label_w, y + 2, w, row - 6, b.color, label_w + w + 4,
+        y + 14, EscapeHtml(b.text));
   }
   return out + "</svg>";
 }
@@ -81,14 +92,15 @@ std::string StepChart(const std::vector<LineSeries>& series, int width, int heig
       "<title>{} over {}</title>",
       width, height, width, height, EscapeHtml(y_label), EscapeHtml(x_label));
   for (double y = 0; y <= ymax + ystep / 2; y += ystep)
-    out += fmt::format("<line class=\"grid\" x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>"
-                       "<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\" class=\"tick\">{}</text>",
-                       left, width - right, py(y), py(y), left - 4, py(y) + 4, Tick(y));
+    out += fmt::format(
+        "<line class=\"grid\" x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>"
+        "<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\" class=\"tick\">{}</text>",
+        left, width - right, py(y), py(y), left - 4, py(y) + 4, Tick(y));
   for (double x = 0; x <= xmax + xstep / 2; x += xstep)
-    out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\" class=\"tick\">{}</text>",
-                       px(x), height - bottom + 16, Tick(x));
-  out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" class=\"axis\">{}</text>",
-                     left + pw / 2, height - 4, EscapeHtml(x_label));
+    out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\" class=\"tick\">{}</text>", px(x),
+                       height - bottom + 16, Tick(x));
+  out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" class=\"axis\">{}</text>", left + pw / 2,
+                     height - 4, EscapeHtml(x_label));
   out += fmt::format("<text x=\"{}\" y=\"14\" class=\"axis\">{}</text>", 4, EscapeHtml(y_label));
   int legend_x = left + 8;
   for (const auto& s : series) {
@@ -99,12 +111,14 @@ std::string StepChart(const std::vector<LineSeries>& series, int width, int heig
         points += fmt::format("{:.1f},{:.1f} ", px(s.x[i]), py(s.y[i - 1]));
       points += fmt::format("{:.1f},{:.1f} ", px(s.x[i]), py(s.y[i]));
     }
-    out += fmt::format("<polyline class=\"series\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" "
-                       "points=\"{}\"/>",
-                       s.color, points);
-    out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/>"
-                       "<text x=\"{}\" y=\"{}\" class=\"tick\">{}</text>",
-                       legend_x, 5, s.color, legend_x + 14, 14, EscapeHtml(s.name));
+    out += fmt::format(
+        "<polyline class=\"series\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" "
+        "points=\"{}\"/>",
+        s.color, points);
+    out += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/>"
+        "<text x=\"{}\" y=\"{}\" class=\"tick\">{}</text>",
+        legend_x, 5, s.color, legend_x + 14, 14, EscapeHtml(s.name));
     legend_x += 24 + 7 * static_cast<int>(s.name.size());
   }
   return out + "</svg>";

@@ -10,10 +10,10 @@ namespace magneton::report {
 std::string EscapeHtml(const std::string& s);
 
 struct Bar {
-  std::string label;   // drawn left of the bar
+  std::string label;  // drawn left of the bar
   double value = 0;
-  std::string text;    // drawn right of the bar ("1.23 J")
-  std::string color;   // CSS color
+  std::string text;   // drawn right of the bar ("1.23 J")
+  std::string color;  // CSS color
 };
 
 // Horizontal bars on one scale (the largest value spans the width).

@@ -1,9 +1,9 @@
 #include "report/table.h"
 
-#include <cmath>
-
 #include <fmt/core.h>
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "analysis/diff/call_site.h"
 #include "report/format.h"
@@ -103,9 +103,8 @@ std::string Header(const DiffReport& r, const TableOptions& o, const char* what)
   out += RunLine('a', o.path_a, r.a, r.cost_unit);
   out += RunLine('b', o.path_b, r.b, r.cost_unit);
   out += fmt::format("  matched {} region{} covering {} of a and {} of b; unmatched ops: a {}, b {}\n",
-                     r.regions.size(), r.regions.size() == 1 ? "" : "s",
-                     FormatPct(r.matched_share_a * 100), FormatPct(r.matched_share_b * 100),
-                     r.unmatched_ops_a, r.unmatched_ops_b);
+                     r.regions.size(), r.regions.size() == 1 ? "" : "s", FormatPct(r.matched_share_a * 100),
+                     FormatPct(r.matched_share_b * 100), r.unmatched_ops_a, r.unmatched_ops_b);
   for (const auto& n : r.notes) out += fmt::format("  note: {}\n", n);
   return out;
 }
@@ -119,9 +118,8 @@ std::string RenderDiffTable(const DiffReport& r, const TableOptions& o) {
   for (const auto& f : r.findings)
     (f.verdict == Verdict::kWaste ? waste : f.verdict == Verdict::kTradeOff ? trade : noise)++;
   out += "\n";
-  out += st(fmt::format("{:>3}  {:<9} {:>10} {:>7}  {:>10} {:>10} {:>8} {:>8}  {:<9} {}\n", "#",
-                        "verdict", "saved/it", "of run", "a", "b", "b vs a", "time", "evidence",
-                        "regions"),
+  out += st(fmt::format("{:>3}  {:<9} {:>10} {:>7}  {:>10} {:>10} {:>8} {:>8}  {:<9} {}\n", "#", "verdict",
+                        "saved/it", "of run", "a", "b", "b vs a", "time", "evidence", "regions"),
             kBold);
   int shown = 0;
   for (const auto& f : r.findings) {
@@ -132,20 +130,21 @@ std::string RenderDiffTable(const DiffReport& r, const TableOptions& o) {
   if (shown > o.max_findings)
     out += fmt::format("  ... {} more findings (see --json or --html)\n", shown - o.max_findings);
   if (noise > 0 && !o.show_noise)
-    out += st(fmt::format("  {} region group{} within noise or under the {:.0f}% threshold (--all lists them)\n",
-                          noise, noise == 1 ? "" : "s", r.options.threshold * 100),
-              kDim);
+    out +=
+        st(fmt::format("  {} region group{} within noise or under the {:.0f}% threshold (--all lists them)\n",
+                       noise, noise == 1 ? "" : "s", r.options.threshold * 100),
+           kDim);
   out += "\n";
   if (waste > 0) {
     double pct = 0;
     for (const auto& f : r.findings)
       if (f.verdict == Verdict::kWaste) pct += f.saved_pct_of_run;
-    out += st(fmt::format("{} waste finding{}: {} per iteration could be saved ({} of the run); "
-                          "{} trade-off{}\n",
-                          waste, waste == 1 ? "" : "s",
-                          FormatCost(r.total_saved_per_iteration(), r.cost_unit), FormatPct(pct),
-                          trade, trade == 1 ? "" : "s"),
-              kBold);
+    out +=
+        st(fmt::format("{} waste finding{}: {} per iteration could be saved ({} of the run); "
+                       "{} trade-off{}\n",
+                       waste, waste == 1 ? "" : "s", FormatCost(r.total_saved_per_iteration(), r.cost_unit),
+                       FormatPct(pct), trade, trade == 1 ? "" : "s"),
+           kBold);
   } else {
     out += st(fmt::format("no waste found at the {:.0f}% threshold; {} trade-off{}\n",
                           r.options.threshold * 100, trade, trade == 1 ? "" : "s"),
@@ -158,8 +157,8 @@ std::string RenderCheckTable(const DiffReport& r, const analysis::RegressionRepo
                              const TableOptions& o) {
   Style st{o.color};
   std::string out = Header(r, o, "magneton check (a = baseline, b = new)");
-  out += fmt::format("  whole run: {} -> {} ({})\n\n", FormatCost(r.a.cost(), r.cost_unit),
-                     FormatCost(r.b.cost(), r.cost_unit), FormatPct(c.whole_pct, true));
+  out += fmt::format("  {}: {} -> {} ({})\n\n", c.whole_label, FormatCost(c.whole_base, r.cost_unit),
+                     FormatCost(c.whole_now, r.cost_unit), FormatPct(c.whole_pct, true));
   if (!c.regressed()) {
     out += st(fmt::format("OK: nothing regressed more than {:.1f}%\n", c.max_regression * 100), kGreen);
     return out;

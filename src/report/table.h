@@ -17,7 +17,7 @@ struct TableOptions {
 };
 
 std::string RenderDiffTable(const analysis::DiffReport& report, const TableOptions& options);
-std::string RenderCheckTable(const analysis::DiffReport& report,
-                             const analysis::RegressionReport& check, const TableOptions& options);
+std::string RenderCheckTable(const analysis::DiffReport& report, const analysis::RegressionReport& check,
+                             const TableOptions& options);
 
 }  // namespace magneton::report

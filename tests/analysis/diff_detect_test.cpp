@@ -1,7 +1,7 @@
 // Detection: costs per region, grouping, verdicts and ranking (docs/diff.md).
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "analysis/diff/diff.h"
 #include "analysis/diff/regression.h"
@@ -226,7 +226,8 @@ TEST(DiffDetect, ConfigDiffListsEveryDifferingKey) {
 // CPU-only runs (no kernels, no energy): host wall times of ops.
 Pair HostOnly(Pair p, double b_slowdown) {
   for (auto* side : {&p.a, &p.b}) side->b.run.kernels.clear(), side->kernel_j.clear();
-  for (auto& op : p.b.b.run.ops) op.end_ns = op.start_ns + static_cast<int64_t>((op.end_ns - op.start_ns) * b_slowdown);
+  for (auto& op : p.b.b.run.ops)
+    op.end_ns = op.start_ns + static_cast<int64_t>((op.end_ns - op.start_ns) * b_slowdown);
   return p;
 }
 
@@ -288,11 +289,14 @@ TEST(DiffCheck, RegressionGateListsWhatGotCostlier) {
   EXPECT_NE(c.regressions[1].finding, nullptr);
 
   // The other way round (new is leaner): nothing regressed.
-  DiffReport back = Diff(p.b.b.run, p.a.b.run, [&] {
-    MatchResult m = p.match;
-    for (auto& reg : m.regions) std::swap(reg.ops_a, reg.ops_b);
-    return m;
-  }(), p.b.Energy(), p.a.Energy(), o);
+  DiffReport back = Diff(
+      p.b.b.run, p.a.b.run,
+      [&] {
+        MatchResult m = p.match;
+        for (auto& reg : m.regions) std::swap(reg.ops_a, reg.ops_b);
+        return m;
+      }(),
+      p.b.Energy(), p.a.Energy(), o);
   EXPECT_FALSE(FindRegressions(back, 0.05).regressed());
 }
 

@@ -113,8 +113,8 @@ class RunBuilder {
 
 // Attribution as energy::Attribute gives it: kernel energies rolled up to ops
 // inclusively, kernel time likewise, plus an idle share for the device.
-inline energy::Attribution AttributionFor(const Run& run, const std::vector<double>& kernel_j, bool measured = true,
-                                          double idle_j = 5.0) {
+inline energy::Attribution AttributionFor(const Run& run, const std::vector<double>& kernel_j,
+                                          bool measured = true, double idle_j = 5.0) {
   energy::Attribution at;
   at.measured = measured;
   at.kernel_j = kernel_j;
@@ -154,7 +154,8 @@ struct Side {
   }
   // A Python stack: the given innermost frames, torch's module call, then the script.
   int64_t PyStack(std::vector<int64_t> inner) {
-    inner.push_back(b.Frame("python", "_call_impl", "/venv/lib/python3.12/site-packages/torch/nn/modules/module.py", 1784));
+    inner.push_back(b.Frame("python", "_call_impl",
+                            "/venv/lib/python3.12/site-packages/torch/nn/modules/module.py", 1784));
     inner.push_back(script_frame);
     return b.Stack(inner);
   }
@@ -195,15 +196,18 @@ struct Pair {
 // spends `energy_ratio` times a's energy in `time_ratio` times a's time.
 inline Pair Conv1DPair(int layers, int iterations, double energy_ratio, double time_ratio) {
   Pair p;
-  int64_t conv_a = p.a.b.Frame("python", "forward", "/venv/lib/python3.12/site-packages/transformers/pytorch_utils.py", 119);
+  int64_t conv_a = p.a.b.Frame("python", "forward",
+                               "/venv/lib/python3.12/site-packages/transformers/pytorch_utils.py", 119);
   int64_t conv_b = p.b.b.Frame("python", "conv1d_mm_add", "/work/python/magneton/demo/gpt2_blocks.py", 41);
   for (int it = 0; it < iterations; ++it)
     for (int l = 0; l < layers; ++l) {
       double m = 0.01 * (l + 1) + it * 0.001;
       // Side a: view, addmm (one fused GEMM with bias epilogue), view.
       Side& a = p.a;
-      int64_t x = a.b.Tensor({8, 1024, 768}, m), w = a.b.Tensor({768, 2304}, 0.0), bias = a.b.Tensor({2304}, 0.0);
-      int64_t x2 = a.b.Tensor({8192, 768}, m), y2 = a.b.Tensor({8192, 2304}, m * 3), y = a.b.Tensor({8, 1024, 2304}, m * 3);
+      int64_t x = a.b.Tensor({8, 1024, 768}, m), w = a.b.Tensor({768, 2304}, 0.0),
+              bias = a.b.Tensor({2304}, 0.0);
+      int64_t x2 = a.b.Tensor({8192, 768}, m), y2 = a.b.Tensor({8192, 2304}, m * 3),
+              y = a.b.Tensor({8, 1024, 2304}, m * 3);
       int64_t sa = a.PyStack({conv_a});
       int64_t v1 = a.b.Op("aten::view", kNone, a.t, a.t + 2000, sa, {x}, {x2});
       a.t += 3000;
@@ -214,7 +218,8 @@ inline Pair Conv1DPair(int layers, int iterations, double energy_ratio, double t
       a.t += 3000;
       // Side b: view, mm, add, view.
       Side& b = p.b;
-      int64_t xb = b.b.Tensor({8, 1024, 768}, m), wb = b.b.Tensor({768, 2304}, 0.0), biasb = b.b.Tensor({2304}, 0.0);
+      int64_t xb = b.b.Tensor({8, 1024, 768}, m), wb = b.b.Tensor({768, 2304}, 0.0),
+              biasb = b.b.Tensor({2304}, 0.0);
       int64_t x2b = b.b.Tensor({8192, 768}, m), mmo = b.b.Tensor({8192, 2304}, m * 3 - 0.01),
               y2b = b.b.Tensor({8192, 2304}, m * 3), yb = b.b.Tensor({8, 1024, 2304}, m * 3);
       int64_t sb = b.PyStack({conv_b});
@@ -222,11 +227,12 @@ inline Pair Conv1DPair(int layers, int iterations, double energy_ratio, double t
       b.t += 3000;
       int64_t bmm = b.b.Op("aten::mm", kNone, b.t, 0, sb, {x2b, wb}, {mmo});
       auto gemm_ns = static_cast<int64_t>(1'000'000 * time_ratio * 0.9);
-      b.K("sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32", bmm, gemm_ns, 0.50 * energy_ratio * 0.8);
+      b.K("sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32", bmm, gemm_ns,
+          0.50 * energy_ratio * 0.8);
       b.b.run.ops[bmm].end_ns = b.t;
       int64_t add = b.b.Op("aten::add", kNone, b.t, 0, sb, {mmo, biasb}, {y2b});
-      b.K("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>",
-          add, static_cast<int64_t>(1'000'000 * time_ratio) - gemm_ns, 0.50 * energy_ratio * 0.2);
+      b.K("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>", add,
+          static_cast<int64_t>(1'000'000 * time_ratio) - gemm_ns, 0.50 * energy_ratio * 0.2);
       b.b.run.ops[add].end_ns = b.t;
       int64_t w2 = b.b.Op("aten::view", kNone, b.t, b.t + 2000, sb, {y2b}, {yb});
       b.t += 3000;
@@ -255,7 +261,8 @@ inline Pair Tf32Pair(int layers, double energy_ratio, double time_ratio) {
     for (Side* s : {&p.a, &p.b}) {
       bool is_a = s == &p.a;
       auto& fb = s->b;
-      int64_t lin = fb.Frame("python", "forward", "/venv/lib/python3.12/site-packages/torch/nn/modules/linear.py", 134);
+      int64_t lin =
+          fb.Frame("python", "forward", "/venv/lib/python3.12/site-packages/torch/nn/modules/linear.py", 134);
       int64_t blk = fb.Frame("python", "forward", "/work/python/magneton/demo/unet_like.py", 57);
       int64_t py = s->PyStack({lin, blk});
       // Kernel launch stacks: native frames on top of the Python ones; they
@@ -264,7 +271,8 @@ inline Pair Tf32Pair(int layers, double energy_ratio, double time_ratio) {
       int64_t n_pick = is_a ? fb.Frame("native", "cublasLtSgemmSimt", "", 0, "libcublasLt.so.13")
                             : fb.Frame("native", "cublasLtTf32TensorOpGemm", "", 0, "libcublasLt.so.13");
       std::vector<int64_t> kframes = {n_pick, n_common, lin, blk};
-      kframes.push_back(fb.Frame("python", "_call_impl", "/venv/lib/python3.12/site-packages/torch/nn/modules/module.py", 1784));
+      kframes.push_back(fb.Frame("python", "_call_impl",
+                                 "/venv/lib/python3.12/site-packages/torch/nn/modules/module.py", 1784));
       kframes.push_back(s->script_frame);
       int64_t ks = fb.Stack(kframes);
       double m = 0.1 * (l + 1);
@@ -310,8 +318,8 @@ inline Pair LaunchPair(int instances, double energy_ratio) {
       int64_t x = is_a ? fb.Tensor({512, 1024}, 0.3) : fb.Tensor({512, 1024}, 0.3, {1, 512});
       int64_t y = fb.Tensor({512, 1024}, 0.6);
       int64_t op = fb.Op("aten::gelu", kNone, s->t, 0, py, {x}, {y});
-      s->K("void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl>", op,
-           200'000, is_a ? 0.1 : 0.1 * energy_ratio, is_a ? 1024 : 4096);
+      s->K("void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl>", op, 200'000,
+           is_a ? 0.1 : 0.1 * energy_ratio, is_a ? 1024 : 4096);
       fb.run.ops[op].end_ns = s->t;
       ids[is_a ? 0 : 1][0] = op;
       ids[is_a ? 0 : 1][1] = x;

@@ -1,9 +1,9 @@
 // The diff on GPU recordings made on the H200 by scripts/gpu/diff.sh
 // (tests/data/diff/gpu/): energy from NVML, kernels from CUPTI. Skipped, with
 // the reason, until those fixtures are in the tree.
-#include <filesystem>
-
 #include <gtest/gtest.h>
+
+#include <filesystem>
 
 #include "analysis/diff/diff.h"
 #include "analysis/diff/root_cause.h"
@@ -32,8 +32,8 @@ bool Load(const std::string& stem, Side* s) {
   return true;
 }
 
-#define LOAD_OR_SKIP(stem, side)                                                                          \
-  if (!std::filesystem::exists(kGpu + stem + ".mgt"))                                                     \
+#define LOAD_OR_SKIP(stem, side)                                                                            \
+  if (!std::filesystem::exists(kGpu + stem + ".mgt"))                                                       \
     GTEST_SKIP() << kGpu << stem << ".mgt is not in the tree: record it on a GPU with scripts/gpu/diff.sh"; \
   ASSERT_TRUE(Load(stem, &side)) << stem
 
@@ -44,7 +44,8 @@ std::vector<RootCause> AllRootCauses(const Side& a, const Side& b, const std::ve
   CostModel ca(a.run, a.energy), cb(b.run, b.energy);
   std::vector<RootCause> out;
   for (const auto& region : m.regions)
-    out.push_back(FindRootCause({&a.run, &ca, &region.ops_a}, {&b.run, &cb, &region.ops_b}, 'a', config, rules));
+    out.push_back(
+        FindRootCause({&a.run, &ca, &region.ops_a}, {&b.run, &cb, &region.ops_b}, 'a', config, rules));
   return out;
 }
 

@@ -54,7 +54,8 @@ TEST(DiffPasses, KernelEvidenceComesFromTheMeasuredPass) {
   ASSERT_NE(f.verdict, Verdict::kNoise) << f.why;
   ASSERT_GE(f.evidence.size(), 2u);
   EXPECT_EQ(f.evidence[1].kind, EvidenceClass::kKernels);
-  for (const auto& k : f.evidence[1].all_a) EXPECT_EQ(k.name.find("fingerprint"), std::string::npos) << k.name;
+  for (const auto& k : f.evidence[1].all_a)
+    EXPECT_EQ(k.name.find("fingerprint"), std::string::npos) << k.name;
   EXPECT_EQ(f.evidence[1].all_a.size(), 1u);
 }
 
@@ -64,7 +65,8 @@ TEST(DiffPasses, CostsComeFromTheMeasuredPass) {
   fixture::Pair p = fixture::Conv1DPair(4, 1, 1.0, 1.0);
   auto one = [](const std::string&) { return 1.0; };
   magneton::Run ma = fixture::MeasuredPass(p.a.b.run, 5, one);
-  magneton::Run mb = fixture::MeasuredPass(p.b.b.run, 5, [](const std::string& n) { return n == "aten::mm" ? 1.5 : 1.0; });
+  magneton::Run mb =
+      fixture::MeasuredPass(p.b.b.run, 5, [](const std::string& n) { return n == "aten::mm" ? 1.5 : 1.0; });
   energy::Attribution ea = p.a.Energy(false), eb = p.b.Energy(false);
   energy::Attribution mea = fixture::AttributionFor(ma, std::vector<double>(ma.kernels.size(), 0), false);
   energy::Attribution meb = fixture::AttributionFor(mb, std::vector<double>(mb.kernels.size(), 0), false);
@@ -89,7 +91,8 @@ TEST(DiffPasses, CostsComeFromTheMeasuredPass) {
   magneton::Run wrong = mb;  // another program: every aten::add is an aten::sub
   for (auto& op : wrong.ops)
     if (op.name == "aten::add") op.name = "aten::sub";
-  auto bad = Diff(DiffInput{&p.a.b.run, &ea, &ma, &mea}, DiffInput{&p.b.b.run, &eb, &wrong, &meb}, p.match, {});
+  auto bad =
+      Diff(DiffInput{&p.a.b.run, &ea, &ma, &mea}, DiffInput{&p.b.b.run, &eb, &wrong, &meb}, p.match, {});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("measured pass of run b"), std::string::npos);
 }

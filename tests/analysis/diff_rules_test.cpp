@@ -1,8 +1,8 @@
 // Rules files: parsing, errors that name the file, matching (docs/diff.md).
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "analysis/diff/rules.h"
 
@@ -30,13 +30,13 @@ TEST(DiffRules, ErrorsNameTheFileAndTheProblem) {
   auto missing = ParseRules(R"({"rules": [{"id": "r1", "title": "t"}]})", "z.json");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find("'recommendation'"), std::string::npos) << missing.error().message;
-  auto bad_re = ParseRules(R"({"rules": [{"id": "r1", "title": "t", "recommendation": "x", "ops": ["(unclosed"]}]})",
-                           "w.json");
+  auto bad_re = ParseRules(
+      R"({"rules": [{"id": "r1", "title": "t", "recommendation": "x", "ops": ["(unclosed"]}]})", "w.json");
   ASSERT_FALSE(bad_re.ok());
   EXPECT_NE(bad_re.error().message.find("w.json rule 'r1': bad pattern '(unclosed'"), std::string::npos)
       << bad_re.error().message;
-  auto bad_class = ParseRules(R"({"rules": [{"id": "r", "title": "t", "recommendation": "x", "evidence": ["ops"]}]})",
-                              "v.json");
+  auto bad_class = ParseRules(
+      R"({"rules": [{"id": "r", "title": "t", "recommendation": "x", "evidence": ["ops"]}]})", "v.json");
   ASSERT_FALSE(bad_class.ok());
   EXPECT_NE(bad_class.error().message.find("unknown evidence class 'ops'"), std::string::npos);
   auto missing_dir = LoadRulesDir("/nonexistent/rules");
@@ -83,7 +83,8 @@ TEST(DiffRules, AllConditionsMustHoldAndConfigFillsTheTemplate) {
   no_key.config = {{"other", "1", "2"}};
   EXPECT_TRUE(MatchRules(*rules, no_key).empty());
   auto extra = ParseRules(R"({"rules": [{"id": "copy", "title": "t", "recommendation": "r",
-      "costly_ops": ["copy_"], "lean_adds_nothing": true}]})", "c.json");
+      "costly_ops": ["copy_"], "lean_adds_nothing": true}]})",
+                          "c.json");
   ASSERT_TRUE(extra.ok()) << extra.error().message;
   RuleSubject copies;
   copies.costly_ops = {"aten::copy_"};

@@ -13,6 +13,7 @@
 
 #include "analysis/match/region_match.h"
 #include "core/store.h"
+#include "match_checks.h"
 #include "match_scoring.h"
 
 namespace magneton::analysis {
@@ -127,21 +128,7 @@ TEST_F(MatchEval, RegionsPartitionTheRunsInOrder) {
     const MatchResult m = MatchRuns(p.a, p.b);
     EXPECT_FALSE(m.regions.empty());
     EXPECT_FALSE(m.tensor_pairs.empty());
-    std::vector<int> seen_a(p.a.ops.size()), seen_b(p.b.ops.size());
-    int64_t last_a = -1, last_b = -1;
-    for (const auto& r : m.regions) {
-      EXPECT_GT(r.ops_a.front(), last_a);
-      EXPECT_GT(r.ops_b.front(), last_b);
-      last_a = r.ops_a.back();
-      last_b = r.ops_b.back();
-      EXPECT_LE(r.output_rel_diff, MatchOptions{}.tolerance);
-      for (auto op : r.ops_a) ++seen_a[op];
-      for (auto op : r.ops_b) ++seen_b[op];
-    }
-    for (auto op : m.unmatched_a) ++seen_a[op];
-    for (auto op : m.unmatched_b) ++seen_b[op];
-    for (const Op& op : p.a.ops) EXPECT_EQ(seen_a[op.id], op.parent == kNone ? 1 : 0) << op.name;
-    for (const Op& op : p.b.ops) EXPECT_EQ(seen_b[op.id], op.parent == kNone ? 1 : 0) << op.name;
+    testing::CheckWellFormed(m, p.a, p.b, MatchOptions{}.tolerance);
     // Both programs end in the same values: nothing is left unmatched.
     EXPECT_TRUE(m.unmatched_a.empty());
     EXPECT_TRUE(m.unmatched_b.empty());

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "analysis/fingerprint/fingerprint_compare.h"
+#include "match_checks.h"
 #include "match_scoring.h"
 #include "tiny_transformer.h"
 
@@ -27,41 +28,13 @@ Recorded RecordModel(const tiny::Model& m, const Variant& v) {
   return r;
 }
 
-// Invariants every match must satisfy, whatever the programs.
-void CheckWellFormed(const MatchResult& m, const Run& a, const Run& b, double tolerance) {
-  std::vector<int> seen_a(a.ops.size(), 0), seen_b(b.ops.size(), 0);
-  int64_t last_a = -1, last_b = -1;
-  for (const auto& r : m.regions) {
-    ASSERT_FALSE(r.ops_a.empty());
-    ASSERT_FALSE(r.ops_b.empty());
-    // Disjoint and in execution order on both sides.
-    EXPECT_GT(r.ops_a.front(), last_a);
-    EXPECT_GT(r.ops_b.front(), last_b);
-    last_a = r.ops_a.back();
-    last_b = r.ops_b.back();
-    for (auto op : r.ops_a) EXPECT_EQ(seen_a[op]++, 0);
-    for (auto op : r.ops_b) EXPECT_EQ(seen_b[op]++, 0);
-    EXPECT_EQ(r.inputs_a.size(), r.inputs_b.size());
-    EXPECT_EQ(r.outputs_a.size(), r.outputs_b.size());
-    EXPECT_FALSE(r.outputs_a.empty());
-    EXPECT_LE(r.output_rel_diff, tolerance);
-    for (size_t i = 0; i < r.inputs_a.size(); ++i)
-      EXPECT_LE(FingerprintDifference(a.tensors[r.inputs_a[i]], b.tensors[r.inputs_b[i]]), tolerance);
-  }
-  for (auto op : m.unmatched_a) EXPECT_EQ(seen_a[op]++, 0);
-  for (auto op : m.unmatched_b) EXPECT_EQ(seen_b[op]++, 0);
-  // Every top-level op lands in exactly one region or in the unmatched list.
-  for (const Op& op : a.ops) EXPECT_EQ(seen_a[op.id], op.parent == kNone ? 1 : 0) << "op " << op.id << " " << op.name;
-  for (const Op& op : b.ops) EXPECT_EQ(seen_b[op.id], op.parent == kNone ? 1 : 0) << "op " << op.id << " " << op.name;
-  for (auto [ta, tb] : m.tensor_pairs) EXPECT_LE(FingerprintDifference(a.tensors[ta], b.tensors[tb]), tolerance);
-}
 
 testing::MatchScore MatchAndScore(const Variant& va, const Variant& vb, int layers = 2, uint32_t seed = 3,
                                   MatchResult* out = nullptr) {
   const tiny::Model m = tiny::Model::Random(layers, seed);
   Recorded a = RecordModel(m, va), b = RecordModel(m, vb);
   MatchResult r = MatchRuns(a.run, b.run);
-  CheckWellFormed(r, a.run, b.run, MatchOptions{}.tolerance);
+  testing::CheckWellFormed(r, a.run, b.run, MatchOptions{}.tolerance);
   auto s = testing::ScoreMatch(r, a.labels, b.labels);
   if (std::getenv("MAGNETON_MATCH_DEBUG")) testing::PrintMatch(r, a.run, b.run, a.labels, b.labels);
   std::string missed;
@@ -173,7 +146,7 @@ TEST(RegionMatch, DivergingProgramsMatchOnlyTheCommonPrefix) {
   other.layers[2] = tiny::Model::Random(3, 98).layers[2];
   Recorded a = RecordModel(m, {}), b = RecordModel(other, {});
   MatchResult r = MatchRuns(a.run, b.run);
-  CheckWellFormed(r, a.run, b.run, MatchOptions{}.tolerance);
+  testing::CheckWellFormed(r, a.run, b.run, MatchOptions{}.tolerance);
   auto s = testing::ScoreMatch(r, a.labels, b.labels);
   EXPECT_EQ(s.correct, s.regions);
   std::set<std::string> matched;

@@ -1,15 +1,14 @@
 // `magneton diff`, `check`, `export` and `demo` end to end: the built command
 // on the committed recordings (tests/data/diff/), exit codes, outputs, errors.
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 namespace magneton::report {
 namespace {
@@ -96,16 +95,16 @@ TEST(DiffCli, HtmlReportIsWrittenAndSelfContained) {
 
 TEST(DiffCli, CheckGatesRegressions) {
   // The 8-operator GELU as the new run against the fused baseline: a regression.
-  Result bad = Magneton("check --baseline " + kData + "gelu_fused.mgt " + kData + "gelu_new.mgt --measured-a " +
-                        kData + "gelu_fused-measured.mgt --measured-b " + kData +
-                        "gelu_new-measured.mgt --max-regression 5%");
+  Result bad = Magneton("check --baseline " + kData + "gelu_fused.mgt " + kData +
+                        "gelu_new.mgt --measured-a " + kData + "gelu_fused-measured.mgt --measured-b " +
+                        kData + "gelu_new-measured.mgt --max-regression 5%");
   EXPECT_EQ(bad.code, 1) << bad.out << bad.err;
   EXPECT_NE(bad.out.find("REGRESSED"), std::string::npos);
   EXPECT_NE(bad.out.find("aten::gelu"), std::string::npos);
   // The same program again: nothing regressed.
-  Result ok = Magneton("check --baseline " + kData + "gelu_new.mgt " + kData + "gelu_new_again.mgt --measured-a " +
-                       kData + "gelu_new-measured.mgt --measured-b " + kData +
-                       "gelu_new_again-measured.mgt --max-regression 5% --json");
+  Result ok = Magneton("check --baseline " + kData + "gelu_new.mgt " + kData +
+                       "gelu_new_again.mgt --measured-a " + kData + "gelu_new-measured.mgt --measured-b " +
+                       kData + "gelu_new_again-measured.mgt --max-regression 5% --json");
   EXPECT_EQ(ok.code, 0) << ok.out;
   json j = json::parse(ok.out);
   EXPECT_FALSE(j["regressed"].get<bool>());
@@ -126,7 +125,8 @@ TEST(DiffCli, ExportPerfettoWritesATrace) {
 
 TEST(DiffCli, GpuRunExportsPowerCountersAndKernels) {
   std::string run = kData + "gpu/unet_fp32-measured.mgt";
-  if (!fs::exists(run)) GTEST_SKIP() << run << " is not in the tree: record it on a GPU with scripts/gpu/diff.sh";
+  if (!fs::exists(run))
+    GTEST_SKIP() << run << " is not in the tree: record it on a GPU with scripts/gpu/diff.sh";
   fs::path trace = TempDir() / "gpu_trace.json";
   Result r = Magneton("export --perfetto " + run + " -o " + trace.string());
   ASSERT_EQ(r.code, 0) << r.err;
@@ -157,7 +157,8 @@ TEST(DiffCli, BadInputIsOneLineAndExitTwo) {
   Result wrong = Magneton("diff " + kData + "gelu_new.mgt " + kData + "gelu_fused.mgt --measured-a " + kData +
                           "gelu_fused-measured.mgt");
   EXPECT_EQ(wrong.code, 2);
-  EXPECT_NE(wrong.err.find("gelu_fused-measured.mgt: measured pass of run a"), std::string::npos) << wrong.err;
+  EXPECT_NE(wrong.err.find("gelu_fused-measured.mgt: measured pass of run a"), std::string::npos)
+      << wrong.err;
   EXPECT_TRUE(one_line(wrong.err)) << wrong.err;
   fs::path not_run = TempDir() / "not_a_run.mgt";
   std::ofstream(not_run) << "hello";
@@ -169,10 +170,12 @@ TEST(DiffCli, BadInputIsOneLineAndExitTwo) {
 // The main-job command, live: records with the project's Python on this machine.
 TEST(DiffCli, DemoRecordsDiffsAndWritesTheReports) {
   const char* py = std::getenv("MAGNETON_PYTHON");
-  std::string python = py && *py ? py : std::string(std::getenv("HOME") ? std::getenv("HOME") : "") +
-                                            "/.cache/magneton/venv-py312/bin/python";
-  std::string probe = "PYTHONPATH=" + std::string(MAGNETON_TEST_DATA) + "/../../python " + python +
-                      " -c 'import torch, transformers, magneton.recorder as r; r.extension()' >/dev/null 2>&1";
+  std::string python = py && *py ? py
+                                 : std::string(std::getenv("HOME") ? std::getenv("HOME") : "") +
+                                       "/.cache/magneton/venv-py312/bin/python";
+  std::string probe =
+      "PYTHONPATH=" + std::string(MAGNETON_TEST_DATA) + "/../../python " + python +
+      " -c 'import torch, transformers, magneton.recorder as r; r.extension()' >/dev/null 2>&1";
   if (!fs::exists(python) || std::system(probe.c_str()) != 0)
     GTEST_SKIP() << python << " lacks torch, transformers or the built magneton._torch: set MAGNETON_PYTHON "
                  << "and build magneton_torch to run the demo";

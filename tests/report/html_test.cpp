@@ -1,13 +1,14 @@
 // The HTML report: self-contained, and what a real browser renders of it
 // (headless Chromium; skipped with the reason when it is not installed).
+#include "report/html.h"
+
+#include <gtest/gtest.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 
-#include <gtest/gtest.h>
-
-#include "report/html.h"
 #include "report_fixture.h"
 
 namespace magneton::report {
@@ -62,7 +63,8 @@ TEST(ReportHtml, SelfContainedAndEscaped) {
 
 TEST(ReportHtml, RendersInHeadlessChromium) {
   std::string chromium = Chromium();
-  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (Debian package 'chromium'): cannot check rendering";
+  if (chromium.empty())
+    GTEST_SKIP() << "chromium is not installed (Debian package 'chromium'): cannot check rendering";
   auto c = fixture::Tf32Report();
   std::string file = WriteTemp("report.html", Render(c));
   std::string flags = "--headless --no-sandbox --disable-gpu --no-first-run --disable-extensions";
@@ -70,7 +72,8 @@ TEST(ReportHtml, RendersInHeadlessChromium) {
   ASSERT_FALSE(dom.empty()) << "chromium printed no DOM";
   // The self-check script ran after layout: it counts drawn bars and lines.
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(dom, m, std::regex(R"re(data-rendered-marks="(\d+)")re"))) << dom.substr(0, 400);
+  ASSERT_TRUE(std::regex_search(dom, m, std::regex(R"re(data-rendered-marks="(\d+)")re")))
+      << dom.substr(0, 400);
   int marks = std::stoi(m[1]);
   // Summary bar + 2 bars per finding + 2 per region row + 1 power line.
   int expected = 1 + 2 * 1 + 2 * static_cast<int>(c.report.regions.size()) + 1;
@@ -88,7 +91,9 @@ TEST(ReportHtml, RendersInHeadlessChromium) {
   unsigned char head[24] = {};
   in.read(reinterpret_cast<char*>(head), sizeof head);
   EXPECT_EQ(head[1], 'P');
-  auto be32 = [&](int at) { return (head[at] << 24) | (head[at + 1] << 16) | (head[at + 2] << 8) | head[at + 3]; };
+  auto be32 = [&](int at) {
+    return (head[at] << 24) | (head[at + 1] << 16) | (head[at + 2] << 8) | head[at + 3];
+  };
   EXPECT_EQ(be32(16), 1200);  // IHDR width
   EXPECT_EQ(be32(20), 2000);
   EXPECT_GT(fs::file_size(png), 20000u) << "a report with tables and charts is not a blank page";

@@ -1,14 +1,15 @@
 // The --json output against its documented schema (docs/json-schema.md):
 // every field emitted is documented there and every documented field is emitted.
+#include "report/json.h"
+
+#include <gtest/gtest.h>
+
 #include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
 
-#include <gtest/gtest.h>
-
 #include "analysis/diff/regression.h"
-#include "report/json.h"
 #include "report_fixture.h"
 
 namespace magneton::report {
@@ -34,7 +35,8 @@ std::string Normalize(std::string p) {
       {std::regex(R"(^check:(.*)$)"), "check.$1"},
       {std::regex(R"(^.*\.call_site\.(\w+)$)"), "CallSite.$1"},
       {std::regex(R"(^findings\[\]\.evidence\[\]\.divergence\.(a|b|common)\.(\w+)$)"), "CallSite.$2"},
-      {std::regex(R"(^findings\[\]\.evidence\[\]\.(only_a|only_b|all_a|all_b)\[\]\.(\w+)$)"), "NamedCount.$2"},
+      {std::regex(R"(^findings\[\]\.evidence\[\]\.(only_a|only_b|all_a|all_b)\[\]\.(\w+)$)"),
+       "NamedCount.$2"},
       {std::regex(R"(^(findings|regions)\[\]\.(a|b)\.(\w+)$)"), "Cost.$3"},
       {std::regex(R"(^runs\.(a|b)\.(\w+)$)"), "Run.$2"}};
   for (const auto& [re, to] : kTypes) p = std::regex_replace(p, re, to);
@@ -71,7 +73,8 @@ std::vector<json> RichDocuments() {
       paths));
   fixture::Pair noise = fixture::Conv1DPair(2, 1, 1.01, 1.0);
   docs.push_back(DiffToJson(
-      analysis::Diff(noise.a.b.run, noise.b.b.run, noise.match, noise.a.Energy(), noise.b.Energy(), o), paths));
+      analysis::Diff(noise.a.b.run, noise.b.b.run, noise.match, noise.a.Energy(), noise.b.Energy(), o),
+      paths));
   o.threshold = 0.05;
   auto regress = analysis::Diff(conv.a.b.run, conv.b.b.run, conv.match, conv.a.Energy(), conv.b.Energy(), o);
   docs.push_back(CheckToJson(regress, analysis::FindRegressions(regress, 0.05), paths));

@@ -1,12 +1,13 @@
 // The Perfetto / Chrome JSON trace: valid JSON, slices that nest on every
 // track, counters for the sensor series and the attributed energy.
-#include <map>
-#include <sstream>
+#include "report/perfetto.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
-#include "report/perfetto.h"
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
 #include "report_fixture.h"
 
 namespace magneton::report {
@@ -70,13 +71,15 @@ TEST(ReportPerfetto, OverlappingSlicesGetTheirOwnLanesSoEveryTrackNests) {
   // Per (pid, tid): every slice either nests in the open one or starts after it ends.
   std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> tracks;
   for (const auto& e : t["traceEvents"])
-    if (e["ph"] == "X") tracks[{e["pid"], e["tid"]}].push_back({e["ts"], e["ts"].get<double>() + e["dur"].get<double>()});
+    if (e["ph"] == "X")
+      tracks[{e["pid"], e["tid"]}].push_back({e["ts"], e["ts"].get<double>() + e["dur"].get<double>()});
   EXPECT_EQ(tracks.size(), 2u);
   for (auto& [key, slices] : tracks) {
     std::vector<double> open;
     for (auto [start, end] : slices) {
       while (!open.empty() && open.back() <= start) open.pop_back();
-      EXPECT_TRUE(open.empty() || end <= open.back()) << "slice [" << start << "," << end << ") crosses its parent";
+      EXPECT_TRUE(open.empty() || end <= open.back())
+          << "slice [" << start << "," << end << ") crosses its parent";
       open.push_back(end);
     }
   }

@@ -1,9 +1,10 @@
 // The terminal table: what it shows, colors only when asked.
+#include "report/table.h"
+
 #include <gtest/gtest.h>
 
 #include "analysis/diff/regression.h"
 #include "report/format.h"
-#include "report/table.h"
 #include "report_fixture.h"
 
 namespace magneton::report {

@@ -1,8 +1,8 @@
 #include "analysis/diff/call_site.h"
 
-#include <algorithm>
-
 #include <fmt/core.h>
+
+#include <algorithm>
 
 namespace magneton::analysis {
 namespace {
@@ -10,8 +10,7 @@ namespace {
 // Frames of the framework itself say nothing about which user code made the call.
 bool IsFrameworkFile(const std::string& file) {
   return file.empty() || file.front() == '<' || file.find("/torch/") != std::string::npos ||
-         file.find("/importlib/") != std::string::npos ||
-         file.find("/contextlib.py") != std::string::npos;
+         file.find("/importlib/") != std::string::npos || file.find("/contextlib.py") != std::string::npos;
 }
 
 bool SameFrame(const Frame& x, const Frame& y) {

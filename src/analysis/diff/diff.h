@@ -17,15 +17,15 @@
 namespace magneton::analysis {
 
 struct DiffOptions {
-  double threshold = 0.10;         // waste: costly side spends >= this much more (fraction)
-  double max_speedup = 0.01;       // ...and is not faster than the lean side by more than this
-  double output_tolerance = 0.01;  // ...and outputs agree within this relative difference
-  double match_tolerance = 1e-2;   // fingerprint tolerance handed to MatchRuns
-  double min_share = 0.001;        // groups below this share of the run's cost are noise
-  double significance = 2.0;       // mean log-ratio must exceed this many standard errors
-  int64_t iterations = 0;          // 0: from RunInfo.extra["iterations"], else 1
-  bool normalize_host_time = true; // CPU-only runs: factor out a whole-machine speed difference
-  std::vector<Rule> rules;         // known inefficiency patterns (rules/*.json)
+  double threshold = 0.10;          // waste: costly side spends >= this much more (fraction)
+  double max_speedup = 0.01;        // ...and is not faster than the lean side by more than this
+  double output_tolerance = 0.01;   // ...and outputs agree within this relative difference
+  double match_tolerance = 1e-2;    // fingerprint tolerance handed to MatchRuns
+  double min_share = 0.001;         // groups below this share of the run's cost are noise
+  double significance = 2.0;        // mean log-ratio must exceed this many standard errors
+  int64_t iterations = 0;           // 0: from RunInfo.extra["iterations"], else 1
+  bool normalize_host_time = true;  // CPU-only runs: factor out a whole-machine speed difference
+  std::vector<Rule> rules;          // known inefficiency patterns (rules/*.json)
 };
 
 inline constexpr double kMinThreshold = 0.05;  // below this, measurement noise dominates
@@ -33,39 +33,42 @@ inline constexpr double kMinThreshold = 0.05;  // below this, measurement noise 
 // What one run contributes to the report.
 struct RunSummary {
   std::string path, command, host, label;
-  bool energy_measured = false;     // an energy or power series was recorded
-  bool has_replays = false;         // replay measurements were used for some ops
-  bool has_kernels = false;         // device kernels were recorded
-  double joules = kUnmeasured;      // whole-run energy (all devices)
-  double seconds = 0;               // recording window
+  bool energy_measured = false;  // an energy or power series was recorded
+  bool has_replays = false;      // replay measurements were used for some ops
+  bool has_kernels = false;      // device kernels were recorded
+  double joules = kUnmeasured;   // whole-run energy (all devices)
+  double seconds = 0;            // recording window
   int64_t iterations = 1;
   int64_t ops = 0, kernels = 0;
-  std::vector<std::string> devices; // "gpu NVIDIA H200", "cpu"
+  std::vector<std::string> devices;         // "gpu NVIDIA H200", "cpu"
   std::vector<std::string> energy_methods;  // per device: how its energy was obtained
-  int64_t measured_repeats = 0;     // >0: costs from a measured pass repeating the ops this often
+  int64_t measured_repeats = 0;             // >0: costs from a measured pass repeating the ops this often
+  double ops_cost = 0;                      // all top-level operators together, in the report's unit
+                                            // (run b's normalized by host_time_ratio, like its regions)
   double cost() const { return std::isnan(joules) ? seconds : joules; }
 };
 
 // One matched region pair, for side-by-side views.
 struct RegionPair {
-  int64_t region = 0;               // RegionMatch id
-  int finding = -1;                 // index into DiffReport::findings
+  int64_t region = 0;                     // RegionMatch id
+  int finding = -1;                       // index into DiffReport::findings
   std::vector<std::string> ops_a, ops_b;  // top-level op names
   SideCost a, b;
   double output_rel_diff = 0;
 };
 
 struct DiffReport {
-  static constexpr int kSchemaVersion = 1;   // docs/json-schema.md
+  static constexpr int kSchemaVersion = 1;  // docs/json-schema.md
   RunSummary a, b;
   DiffOptions options;
-  bool energy_measured = false;     // both sides: costs are joules; else seconds
-  std::string cost_unit;            // "J" or "s"
-  std::vector<Finding> findings;    // waste by saving, then trade-offs, then noise
+  bool energy_measured = false;   // both sides: costs are joules; else seconds
+  std::string cost_unit;          // "J" or "s"
+  std::vector<Finding> findings;  // waste by saving, then trade-offs, then noise
   std::vector<RegionPair> regions;
   int64_t unmatched_ops_a = 0, unmatched_ops_b = 0;
   double matched_share_a = 0, matched_share_b = 0;  // of the whole run's cost, in regions
-  double host_time_ratio = 1;       // b's host times were divided by this (1: not normalized)
+  double host_time_ratio = 1;                       // b's host times were divided by this (1: not normalized)
+  bool host_time_only = false;      // costs are CPU wall times of operators (no energy, no kernels)
   std::vector<ConfigDelta> config;  // every key that differs between the snapshots
   std::vector<std::string> notes;   // what could not be measured, fallbacks taken
 
@@ -79,7 +82,7 @@ struct DiffReport {
 struct DiffInput {
   const Run* run = nullptr;
   const energy::Attribution* energy = nullptr;
-  const Run* measured = nullptr;                      // optional
+  const Run* measured = nullptr;  // optional
   const energy::Attribution* measured_energy = nullptr;
 };
 
@@ -88,9 +91,8 @@ struct DiffInput {
 Result<DiffReport> Diff(const DiffInput& a, const DiffInput& b, const MatchResult& match,
                         const DiffOptions& options);
 // Both sides without measured passes (cannot fail).
-DiffReport Diff(const Run& a, const Run& b, const MatchResult& match,
-                const energy::Attribution& energy_a, const energy::Attribution& energy_b,
-                const DiffOptions& options);
+DiffReport Diff(const Run& a, const Run& b, const MatchResult& match, const energy::Attribution& energy_a,
+                const energy::Attribution& energy_b, const DiffOptions& options);
 
 // Matches (MatchRuns) and attributes (Attribute), then Diff. measured_a/b may be null.
 Result<DiffReport> DiffRuns(const Run& a, const Run& b, const Run* measured_a, const Run* measured_b,

@@ -52,8 +52,8 @@ struct CallSite {
 struct NamedCount {
   std::string name;
   int64_t count = 0;
-  double seconds = 0;            // total time (kernels: device time)
-  CallSite call_site;            // innermost user frame of the first occurrence
+  double seconds = 0;  // total time (kernels: device time)
+  CallSite call_site;  // innermost user frame of the first occurrence
 };
 
 struct ConfigDelta {
@@ -62,16 +62,16 @@ struct ConfigDelta {
 
 // A launch parameter or input layout that differs between paired kernels/ops.
 struct ParamDelta {
-  std::string subject;           // "kernel gemm_xyz" or "aten::mm input 0"
-  std::string parameter;         // "grid", "block", "strides", "contiguous", ...
+  std::string subject;    // "kernel gemm_xyz" or "aten::mm input 0"
+  std::string parameter;  // "grid", "block", "strides", "contiguous", ...
   std::string value_a, value_b;
 };
 
 // Where the launch call paths of the two sides part (outermost frame first).
 struct Divergence {
-  int depth = -1;                // frames in common before the divergence; -1: not recorded
-  CallSite common;               // last frame both paths share
-  CallSite frame_a, frame_b;     // first differing frames
+  int depth = -1;             // frames in common before the divergence; -1: not recorded
+  CallSite common;            // last frame both paths share
+  CallSite frame_a, frame_b;  // first differing frames
 };
 
 struct RuleHit {
@@ -81,20 +81,20 @@ struct RuleHit {
 // One piece of evidence; a finding lists them strongest first.
 struct Evidence {
   EvidenceClass kind = EvidenceClass::kNone;
-  std::string summary;                       // one line
-  std::vector<NamedCount> only_a, only_b;    // operators or kernels present on one side only
-  std::vector<NamedCount> all_a, all_b;      // every operator or kernel of each side
-  Divergence divergence;                     // kernels: where launch paths diverge
-  std::vector<ConfigDelta> config;           // keys that differ and are known to steer this
-  std::vector<ParamDelta> params;            // launch: what differs
+  std::string summary;                     // one line
+  std::vector<NamedCount> only_a, only_b;  // operators or kernels present on one side only
+  std::vector<NamedCount> all_a, all_b;    // every operator or kernel of each side
+  Divergence divergence;                   // kernels: where launch paths diverge
+  std::vector<ConfigDelta> config;         // keys that differ and are known to steer this
+  std::vector<ParamDelta> params;          // launch: what differs
 };
 
 struct Finding {
-  int rank = 0;                    // 1 = most joules saved; 0 for noise
+  int rank = 0;  // 1 = most joules saved; 0 for noise
   Verdict verdict = Verdict::kNoise;
-  std::string label;               // "aten::addmm vs aten::mm + aten::add at pytorch_utils.py:119"
-  char costly = 'a';               // the side that spends more: 'a' or 'b'
-  std::vector<int64_t> regions;    // RegionMatch ids grouped here
+  std::string label;             // "aten::addmm vs aten::mm + aten::add at pytorch_utils.py:119"
+  char costly = 'a';             // the side that spends more: 'a' or 'b'
+  std::vector<int64_t> regions;  // RegionMatch ids grouped here
   SideCost a, b;
   double cost_delta_pct = 0;       // (costly - lean) / lean * 100
   double time_delta_pct = 0;       // (time costly - time lean) / time lean * 100

@@ -1,9 +1,9 @@
 #include "analysis/diff/pass_align.h"
 
-#include <unordered_map>
-
 #include <fmt/core.h>
 #include <fmt/format.h>
+
+#include <unordered_map>
 
 namespace magneton::analysis {
 

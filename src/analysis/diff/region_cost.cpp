@@ -1,12 +1,12 @@
 #include "analysis/diff/region_cost.h"
 
+#include <fmt/core.h>
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <unordered_set>
-
-#include <fmt/core.h>
-#include <fmt/format.h>
 
 namespace magneton::analysis {
 

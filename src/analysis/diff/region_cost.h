@@ -66,7 +66,7 @@ class CostModel {
   // rep: the repetition of the measured pass to cost from (ignored without one).
   OpCost CostOf(int64_t op, int64_t rep) const;
   OpCost OwnCostOf(int64_t op, int64_t rep) const;  // without replays
-  double OwnSeconds(int64_t op) const;               // from this run's own records
+  double OwnSeconds(int64_t op) const;              // from this run's own records
   double AttributedJoules(int64_t op) const;
 
   const Run& run_;

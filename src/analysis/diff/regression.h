@@ -10,16 +10,18 @@
 namespace magneton::analysis {
 
 struct Regression {
-  std::string label;           // the region group, or "whole run"
-  double base = 0, now = 0;    // cost per the diff's unit (J, or s when unmeasured)
-  double pct = 0;              // (now - base) / base * 100
+  std::string label;                 // the region group, "whole run" or "all operators"
+  double base = 0, now = 0;          // cost per the diff's unit (J, or s when unmeasured)
+  double pct = 0;                    // (now - base) / base * 100
   const Finding* finding = nullptr;  // null for the whole run
 };
 
 struct RegressionReport {
   double max_regression = 0.05;
-  std::vector<Regression> regressions;  // costliest increase first; the whole run first if it regressed
-  double whole_pct = 0;                 // whole-run change, %
+  std::vector<Regression> regressions;   // costliest increase first; the whole run first if it regressed
+  std::string whole_label;               // "whole run", or "all operators" for host times
+  double whole_base = 0, whole_now = 0;  // what the whole-run comparison compared
+  double whole_pct = 0;                  // whole-run change, %
   bool regressed() const { return !regressions.empty(); }
 };
 

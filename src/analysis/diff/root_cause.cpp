@@ -1,11 +1,11 @@
 #include "analysis/diff/root_cause.h"
 
+#include <fmt/core.h>
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
-
-#include <fmt/core.h>
-#include <fmt/format.h>
 
 #include "analysis/diff/call_site.h"
 
@@ -130,8 +130,8 @@ void AddDelta(std::vector<ParamDelta>& out, const std::string& subject, const st
   out.push_back({subject, param, va, vb});
 }
 
-std::vector<ParamDelta> LayoutDeltas(const RegionSide& a, const std::vector<int64_t>& wa,
-                                     const RegionSide& b, const std::vector<int64_t>& wb) {
+std::vector<ParamDelta> LayoutDeltas(const RegionSide& a, const std::vector<int64_t>& wa, const RegionSide& b,
+                                     const std::vector<int64_t>& wb) {
   std::vector<ParamDelta> out;
   using Named = std::pair<std::string, int64_t>;
   auto named = [](const Run& run, const std::vector<int64_t>& ops) {
@@ -139,8 +139,8 @@ std::vector<ParamDelta> LayoutDeltas(const RegionSide& a, const std::vector<int6
     for (auto id : ops) v.emplace_back(run.ops[id].name, id);
     return v;
   };
-  for (auto [na, nb] : PairByName(named(*a.run, wa), named(*b.run, wb),
-                                  [](const Named& n) { return n.first; })) {
+  for (auto [na, nb] :
+       PairByName(named(*a.run, wa), named(*b.run, wb), [](const Named& n) { return n.first; })) {
     int64_t ia = na.second, ib = nb.second;
     const Op& oa = a.run->ops[ia];
     const Op& ob = b.run->ops[ib];
@@ -157,8 +157,7 @@ std::vector<ParamDelta> LayoutDeltas(const RegionSide& a, const std::vector<int6
       AddDelta(out, subject, "shape", Dims(x.shape), Dims(y.shape));
       if (!x.strides.empty() && !y.strides.empty()) {
         AddDelta(out, subject, "strides", Dims(x.strides), Dims(y.strides));
-        AddDelta(out, subject, "contiguous", IsContiguous(x) ? "yes" : "no",
-                 IsContiguous(y) ? "yes" : "no");
+        AddDelta(out, subject, "contiguous", IsContiguous(x) ? "yes" : "no", IsContiguous(y) ? "yes" : "no");
       }
     }
   }
@@ -176,15 +175,13 @@ std::vector<ParamDelta> LaunchDeltas(const std::vector<const Kernel*>& ka,
     AddDelta(out, subject, "block", Triple(x->block), Triple(y->block));
     AddDelta(out, subject, "registers", std::to_string(x->registers), std::to_string(y->registers));
     AddDelta(out, subject, "static_smem", std::to_string(x->static_smem), std::to_string(y->static_smem));
-    AddDelta(out, subject, "dynamic_smem", std::to_string(x->dynamic_smem),
-             std::to_string(y->dynamic_smem));
+    AddDelta(out, subject, "dynamic_smem", std::to_string(x->dynamic_smem), std::to_string(y->dynamic_smem));
   }
   return out;
 }
 
 // The first op on a side whose name the other side lacks (else its first op).
-int64_t FirstDiffering(const std::vector<int64_t>& ops, const Run& run,
-                       const std::vector<NamedCount>& only) {
+int64_t FirstDiffering(const std::vector<int64_t>& ops, const Run& run, const std::vector<NamedCount>& only) {
   for (auto id : ops)
     for (const auto& nc : only)
       if (run.ops[id].name == nc.name) return id;
@@ -192,13 +189,11 @@ int64_t FirstDiffering(const std::vector<int64_t>& ops, const Run& run,
 }
 
 // The costliest kernel on a side whose name the other side lacks (else its first).
-const Kernel* CostliestDiffering(const std::vector<const Kernel*>& ks,
-                                 const std::vector<NamedCount>& only) {
+const Kernel* CostliestDiffering(const std::vector<const Kernel*>& ks, const std::vector<NamedCount>& only) {
   const Kernel* best = nullptr;
   for (const Kernel* k : ks)
     for (const auto& nc : only)
-      if (k->name == nc.name && (!best || k->end_ns - k->start_ns > best->end_ns - best->start_ns))
-        best = k;
+      if (k->name == nc.name && (!best || k->end_ns - k->start_ns > best->end_ns - best->start_ns)) best = k;
   return best ? best : (ks.empty() ? nullptr : ks.front());
 }
 
@@ -211,28 +206,83 @@ std::vector<std::string> NamesOf(const std::vector<NamedCount>& v) {
 }  // namespace
 
 bool IsMetadataOp(const std::string& name) {
-  static const std::set<std::string> kMetadata = {
-      "aten::view", "aten::_unsafe_view", "aten::reshape", "aten::_reshape_alias", "aten::t",
-      "aten::transpose", "aten::permute", "aten::expand", "aten::expand_as", "aten::as_strided",
-      "aten::unsqueeze", "aten::squeeze", "aten::slice", "aten::select", "aten::narrow",
-      "aten::split", "aten::split_with_sizes", "aten::chunk", "aten::unbind", "aten::detach",
-      "aten::alias", "aten::numpy_T", "aten::lift_fresh", "aten::resolve_conj", "aten::resolve_neg",
-      "aten::contiguous", "aten::to", "aten::flatten", "aten::unflatten", "aten::view_as",
-      "aten::empty", "aten::empty_like", "aten::empty_strided", "aten::size", "aten::stride",
-      "aten::is_nonzero", "aten::item", "aten::_local_scalar_dense", "detach"};
+  static const std::set<std::string> kMetadata = {"aten::view",
+                                                  "aten::_unsafe_view",
+                                                  "aten::reshape",
+                                                  "aten::_reshape_alias",
+                                                  "aten::t",
+                                                  "aten::transpose",
+                                                  "aten::permute",
+                                                  "aten::expand",
+                                                  "aten::expand_as",
+                                                  "aten::as_strided",
+                                                  "aten::unsqueeze",
+                                                  "aten::squeeze",
+                                                  "aten::slice",
+                                                  "aten::select",
+                                                  "aten::narrow",
+                                                  "aten::split",
+                                                  "aten::split_with_sizes",
+                                                  "aten::chunk",
+                                                  "aten::unbind",
+                                                  "aten::detach",
+                                                  "aten::alias",
+                                                  "aten::numpy_T",
+                                                  "aten::lift_fresh",
+                                                  "aten::resolve_conj",
+                                                  "aten::resolve_neg",
+                                                  "aten::contiguous",
+                                                  "aten::to",
+                                                  "aten::flatten",
+                                                  "aten::unflatten",
+                                                  "aten::view_as",
+                                                  "aten::empty",
+                                                  "aten::empty_like",
+                                                  "aten::empty_strided",
+                                                  "aten::size",
+                                                  "aten::stride",
+                                                  "aten::is_nonzero",
+                                                  "aten::item",
+                                                  "aten::_local_scalar_dense",
+                                                  "detach"};
   return kMetadata.count(name) > 0;
 }
 
 bool IsWrapperOp(const std::string& name) {
-  static const std::set<std::string> kWrappers = {
-      "aten::linear", "aten::matmul", "aten::einsum", "aten::dropout", "aten::feature_dropout",
-      "aten::layer_norm", "aten::group_norm", "aten::batch_norm", "aten::_batch_norm_impl_index",
-      "aten::instance_norm", "aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::convolution",
-      "aten::_convolution", "aten::conv_transpose1d", "aten::conv_transpose2d", "aten::conv_transpose3d",
-      "aten::scaled_dot_product_attention", "aten::softmax", "aten::log_softmax", "aten::cross_entropy_loss",
-      "aten::nll_loss", "aten::nll_loss_nd", "aten::embedding", "aten::clone", "aten::_to_copy",
-      "aten::type_as", "aten::masked_fill", "aten::pad", "aten::max_pool2d", "aten::adaptive_avg_pool2d",
-      "aten::rms_norm", "aten::_has_compatible_shallow_copy_type"};
+  static const std::set<std::string> kWrappers = {"aten::linear",
+                                                  "aten::matmul",
+                                                  "aten::einsum",
+                                                  "aten::dropout",
+                                                  "aten::feature_dropout",
+                                                  "aten::layer_norm",
+                                                  "aten::group_norm",
+                                                  "aten::batch_norm",
+                                                  "aten::_batch_norm_impl_index",
+                                                  "aten::instance_norm",
+                                                  "aten::conv1d",
+                                                  "aten::conv2d",
+                                                  "aten::conv3d",
+                                                  "aten::convolution",
+                                                  "aten::_convolution",
+                                                  "aten::conv_transpose1d",
+                                                  "aten::conv_transpose2d",
+                                                  "aten::conv_transpose3d",
+                                                  "aten::scaled_dot_product_attention",
+                                                  "aten::softmax",
+                                                  "aten::log_softmax",
+                                                  "aten::cross_entropy_loss",
+                                                  "aten::nll_loss",
+                                                  "aten::nll_loss_nd",
+                                                  "aten::embedding",
+                                                  "aten::clone",
+                                                  "aten::_to_copy",
+                                                  "aten::type_as",
+                                                  "aten::masked_fill",
+                                                  "aten::pad",
+                                                  "aten::max_pool2d",
+                                                  "aten::adaptive_avg_pool2d",
+                                                  "aten::rms_norm",
+                                                  "aten::_has_compatible_shallow_copy_type"};
   return kWrappers.count(name) > 0;
 }
 
@@ -278,8 +328,8 @@ RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
   if (!only_ops_a.empty() || !only_ops_b.empty()) {
     Evidence e;
     e.kind = EvidenceClass::kOperators;
-    e.summary = fmt::format("different operators: a runs {}, b runs {}", Names(only_ops_a),
-                            Names(only_ops_b));
+    e.summary =
+        fmt::format("different operators: a runs {}, b runs {}", Names(only_ops_a), Names(only_ops_b));
     e.only_a = std::move(only_ops_a);
     e.only_b = std::move(only_ops_b);
     e.all_a = ops_a;
@@ -296,8 +346,8 @@ RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
     e.summary = rc.evidence.empty()
                     ? fmt::format("same operators, different kernels: a launches {}, b launches {}",
                                   Names(only_k_a), Names(only_k_b))
-                    : fmt::format("different kernels: a launches {}, b launches {}",
-                                  Names(only_k_a), Names(only_k_b));
+                    : fmt::format("different kernels: a launches {}, b launches {}", Names(only_k_a),
+                                  Names(only_k_b));
     e.only_a = std::move(only_k_a);
     e.only_b = std::move(only_k_b);
     e.all_a = kn_a;
@@ -322,9 +372,9 @@ RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
     if (!params.empty()) {
       e.kind = EvidenceClass::kLaunch;
       const auto& d = params.front();
-      e.summary = fmt::format("same {}, different launch parameters or input layouts: {} {} {} vs {}",
-                              ka.empty() ? "operators" : "kernels", d.subject, d.parameter,
-                              d.value_a, d.value_b);
+      e.summary =
+          fmt::format("same {}, different launch parameters or input layouts: {} {} {} vs {}",
+                      ka.empty() ? "operators" : "kernels", d.subject, d.parameter, d.value_a, d.value_b);
       e.params = std::move(params);
     } else {
       e.kind = EvidenceClass::kNone;

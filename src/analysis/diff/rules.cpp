@@ -1,12 +1,12 @@
 #include "analysis/diff/rules.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-
-#include <fmt/core.h>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace magneton::analysis {
 namespace {
@@ -14,16 +14,15 @@ namespace {
 using nlohmann::json;
 
 Result<EvidenceClass> ParseEvidence(const std::string& s, const std::string& where) {
-  for (auto e : {EvidenceClass::kOperators, EvidenceClass::kKernels, EvidenceClass::kLaunch,
-                 EvidenceClass::kNone})
+  for (auto e :
+       {EvidenceClass::kOperators, EvidenceClass::kKernels, EvidenceClass::kLaunch, EvidenceClass::kNone})
     if (s == ToString(e)) return e;
-  return MakeError(ErrorCode::kInvalidArgument,
-                   fmt::format("{}: unknown evidence class '{}' (operators, kernels, launch, none)",
-                               where, s));
+  return MakeError(
+      ErrorCode::kInvalidArgument,
+      fmt::format("{}: unknown evidence class '{}' (operators, kernels, launch, none)", where, s));
 }
 
-Result<std::vector<Pattern>> ParsePatterns(const json& rule, const char* field,
-                                           const std::string& where) {
+Result<std::vector<Pattern>> ParsePatterns(const json& rule, const char* field, const std::string& where) {
   std::vector<Pattern> out;
   if (!rule.contains(field)) return out;
   const json& v = rule[field];
@@ -39,9 +38,8 @@ Result<std::vector<Pattern>> ParsePatterns(const json& rule, const char* field,
                      std::regex(p.get<std::string>(),
                                 std::regex::ECMAScript | std::regex::icase | std::regex::optimize)});
     } catch (const std::regex_error& e) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       fmt::format("{}: bad pattern '{}' in '{}': {}", where,
-                                   p.get<std::string>(), field, e.what()));
+      return MakeError(ErrorCode::kInvalidArgument, fmt::format("{}: bad pattern '{}' in '{}': {}", where,
+                                                                p.get<std::string>(), field, e.what()));
     }
   }
   return out;
@@ -76,8 +74,7 @@ Result<std::vector<Rule>> ParseRules(const std::string& json_text, const std::st
   int index = 0;
   for (const auto& r : doc["rules"]) {
     std::string where = fmt::format("{} rule {}", file, index++);
-    if (!r.is_object())
-      return MakeError(ErrorCode::kInvalidArgument, where + ": not an object");
+    if (!r.is_object()) return MakeError(ErrorCode::kInvalidArgument, where + ": not an object");
     Rule rule;
     rule.file = file;
     for (auto [field, dest] : {std::pair{"id", &rule.id}, std::pair{"title", &rule.title},
@@ -102,11 +99,11 @@ Result<std::vector<Rule>> ParseRules(const std::string& json_text, const std::st
         rule.evidence.push_back(*ev);
       }
     }
-    for (auto [field, dest] : {std::pair{"ops", &rule.ops}, std::pair{"costly_ops", &rule.costly_ops},
-                               std::pair{"lean_ops", &rule.lean_ops},
-                               std::pair{"costly_kernels", &rule.costly_kernels},
-                               std::pair{"lean_kernels", &rule.lean_kernels},
-                               std::pair{"params", &rule.params}, std::pair{"config", &rule.config}}) {
+    for (auto [field, dest] :
+         {std::pair{"ops", &rule.ops}, std::pair{"costly_ops", &rule.costly_ops},
+          std::pair{"lean_ops", &rule.lean_ops}, std::pair{"costly_kernels", &rule.costly_kernels},
+          std::pair{"lean_kernels", &rule.lean_kernels}, std::pair{"params", &rule.params},
+          std::pair{"config", &rule.config}}) {
       auto p = ParsePatterns(r, field, where);
       if (!p) return p.error();
       *dest = std::move(*p);

@@ -19,31 +19,31 @@ struct Pattern {
 
 struct Rule {
   std::string id, title, recommendation;
-  std::string file;                          // the rules file it came from
-  std::vector<EvidenceClass> evidence;       // classes it applies to; empty: any
-  std::vector<Pattern> ops;                  // each must match an operator of the region
-  std::vector<Pattern> costly_ops, lean_ops; // each must match an operator only that side runs
+  std::string file;                                   // the rules file it came from
+  std::vector<EvidenceClass> evidence;                // classes it applies to; empty: any
+  std::vector<Pattern> ops;                           // each must match an operator of the region
+  std::vector<Pattern> costly_ops, lean_ops;          // each must match an operator only that side runs
   std::vector<Pattern> costly_kernels, lean_kernels;  // ... a kernel only that side launches
-  std::vector<Pattern> params;               // each must match a differing "<subject> <parameter>"
-  bool lean_adds_nothing = false;            // the lean side runs no op the costly side lacks
-  std::vector<Pattern> config;               // configuration keys that steer this choice;
-                                             // given: one of them must differ between runs
+  std::vector<Pattern> params;                        // each must match a differing "<subject> <parameter>"
+  bool lean_adds_nothing = false;                     // the lean side runs no op the costly side lacks
+  std::vector<Pattern> config;                        // configuration keys that steer this choice;
+                                                      // given: one of them must differ between runs
 };
 
 // What a finding looks like to the rules.
 struct RuleSubject {
   EvidenceClass evidence = EvidenceClass::kNone;
-  std::vector<std::string> ops;                          // every worker op, both sides
-  std::vector<std::string> costly_ops, lean_ops;         // ops one side runs more of
-  std::vector<std::string> costly_kernels, lean_kernels; // kernels one side launches more of
-  std::vector<std::string> params;           // "<subject> <parameter>" of each ParamDelta
-  std::vector<ConfigDelta> config;           // every differing key, values as a/b
+  std::vector<std::string> ops;                           // every worker op, both sides
+  std::vector<std::string> costly_ops, lean_ops;          // ops one side runs more of
+  std::vector<std::string> costly_kernels, lean_kernels;  // kernels one side launches more of
+  std::vector<std::string> params;                        // "<subject> <parameter>" of each ParamDelta
+  std::vector<ConfigDelta> config;                        // every differing key, values as a/b
   char costly = 'a';
 };
 
 struct RuleMatch {
   RuleHit hit;
-  std::vector<ConfigDelta> steering;         // differing keys named by the rule
+  std::vector<ConfigDelta> steering;  // differing keys named by the rule
 };
 
 // Parses one rules file: {"rules": [ {...}, ... ]} (docs/diff.md).

@@ -7,8 +7,8 @@
 
 namespace magneton::analysis {
 
-CandidateIndex::Description CandidateIndex::Describe(const Tensor& t) const {
-  Description d;
+CandidateIndex::Query CandidateIndex::Describe(const Tensor& t) {
+  Query d;
   if (!Informative(t)) return d;
   const Fingerprint& fp = *t.fingerprint;
   const double rms = RootMeanSquare(fp);
@@ -54,8 +54,7 @@ void CandidateIndex::Build(int32_t lo, int32_t hi) {
   Build(mid + 1, hi);
 }
 
-int64_t CandidateIndex::Locality(const Tensor& t) const {
-  const Description d = Describe(t);
+int64_t CandidateIndex::Locality(const Query& d) const {
   if (!d.ok) return -1;
   auto it = groups_.find(d.group);
   if (it == groups_.end()) return -1;
@@ -88,7 +87,7 @@ CandidateIndex::CandidateIndex(const std::vector<const Tensor*>& tensors, double
   keyed.reserve(tensors.size());
   for (size_t i = 0; i < tensors.size(); ++i) {
     if (!tensors[i]) continue;
-    const Description d = Describe(*tensors[i]);
+    const Query d = Describe(*tensors[i]);
     if (d.ok) keyed.push_back({d.group, Entry{d.f, static_cast<int32_t>(i)}});
   }
   std::sort(keyed.begin(), keyed.end(), [](const auto& x, const auto& y) { return x.first < y.first; });

@@ -26,45 +26,50 @@ class CandidateIndex {
   // fingerprint (or nullptr) are skipped. Ids are the positions in `tensors`.
   CandidateIndex(const std::vector<const Tensor*>& tensors, double tolerance);
 
-  // Calls visit(id) for every indexed tensor whose coarse features are within
-  // tolerance of `t`'s; the caller confirms with FingerprintDifference.
-  template <class Visit>
-  void ForEachCandidate(const Tensor& t, Visit&& visit) const;
+  static constexpr int kFeatures = 10;
+  using Features = std::array<float, kFeatures>;
+  // A tensor's coarse features, computed once per query.
+  struct Query {
+    bool ok = false;  // an informative fingerprint
+    uint64_t group = 0;
+    Features f{};
+  };
+  static Query Describe(const Tensor& t);
 
-  // Where `t` falls in the index (-1 when nowhere): queries taken in this
-  // order walk the same parts of the index one after another, which keeps
-  // them in cache on large runs.
-  int64_t Locality(const Tensor& t) const;
+  // Calls visit(id) for every indexed tensor whose coarse features are within
+  // tolerance of the query's; the caller confirms with FingerprintDifference.
+  template <class Visit>
+  void ForEachCandidate(const Query& q, Visit&& visit) const;
+  template <class Visit>
+  void ForEachCandidate(const Tensor& t, Visit&& visit) const {
+    ForEachCandidate(Describe(t), visit);
+  }
+
+  // Where a query falls in the index (-1 when nowhere): queries taken in
+  // this order walk the same parts of the index one after another, which
+  // keeps them in cache on large runs.
+  int64_t Locality(const Query& q) const;
 
   size_t size() const { return entries_.size(); }
 
  private:
-  static constexpr int kFeatures = 10;
-  static constexpr int32_t kLeaf = 16;  // ranges this small are scanned
-  using Features = std::array<float, kFeatures>;
+  static constexpr int32_t kLeaf = 64;  // ranges this small are scanned
   struct Entry {
     Features f;
     int32_t id;
   };
-  struct Description {
-    bool ok = false;
-    uint64_t group = 0;
-    Features f{};
-  };
-  Description Describe(const Tensor& t) const;
   // Arranges entries_[lo, hi) as an implicit k-d tree: the middle entry
   // splits on dim_[mid], the halves recursively.
   void Build(int32_t lo, int32_t hi);
 
-  Features radius_{};                // the largest gap per feature two equivalent tensors can have
-  std::vector<Entry> entries_;       // grouped, each group an implicit k-d tree
-  std::vector<uint8_t> dim_;         // split dimension per entry (meaningful at tree nodes)
+  Features radius_{};           // the largest gap per feature two equivalent tensors can have
+  std::vector<Entry> entries_;  // grouped, each group an implicit k-d tree
+  std::vector<uint8_t> dim_;    // split dimension per entry (meaningful at tree nodes)
   std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> groups_;  // group -> [begin, end)
 };
 
 template <class Visit>
-void CandidateIndex::ForEachCandidate(const Tensor& t, Visit&& visit) const {
-  const Description d = Describe(t);
+void CandidateIndex::ForEachCandidate(const Query& d, Visit&& visit) const {
   if (!d.ok) return;
   auto it = groups_.find(d.group);
   if (it == groups_.end()) return;

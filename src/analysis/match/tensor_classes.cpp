@@ -115,21 +115,29 @@ TensorClasses ClassifyValues(const MatchSide& a, const MatchSide& b, double tole
     int64_t comparisons = 0;
   };
   std::vector<Found> found(std::max(1, threads));
-  std::vector<std::pair<int64_t, int32_t>> queries;  // (locality, a value)
-  for (int32_t v = 0; v < na; ++v)
-    if (chains_a.follows[v] == -1) queries.emplace_back(index.Locality(*ta[v]), v);
-  std::sort(queries.begin(), queries.end());
+  struct Query {
+    int64_t locality;
+    int32_t value;
+    CandidateIndex::Query features;
+  };
+  std::vector<Query> queries;
+  for (int32_t v = 0; v < na; ++v) {
+    if (chains_a.follows[v] != -1) continue;
+    Query q{0, v, CandidateIndex::Describe(*ta[v])};
+    q.locality = index.Locality(q.features);
+    if (q.locality >= 0) queries.push_back(q);
+  }
+  std::sort(queries.begin(), queries.end(), [](const Query& x, const Query& y) { return x.locality < y.locality; });
   const double size_a = std::max(1, a.size()), size_b = std::max(1, b.size());
   const int32_t nq = static_cast<int32_t>(queries.size());
   ParallelFor(nq, static_cast<int>(found.size()), [&](int worker, int32_t begin, int32_t end) {
     Found& f = found[worker];
     std::vector<std::pair<double, int32_t>> near;  // (distance in relative position, b value)
     for (int32_t q = begin; q < end; ++q) {
-      const int32_t v = queries[q].second;
-      if (queries[q].first < 0) continue;
+      const int32_t v = queries[q].value;
       const double pos = a.graph.values[v].producer / size_a;
       near.clear();
-      index.ForEachCandidate(*ta[v], [&](int32_t w) {
+      index.ForEachCandidate(queries[q].features, [&](int32_t w) {
         ++f.comparisons;
         if (FingerprintsWithin(*ta[v], *tb[w], tolerance))
           near.emplace_back(std::fabs(b.graph.values[w].producer / size_b - pos), w);

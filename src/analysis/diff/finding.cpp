@@ -1,0 +1,45 @@
+#include "analysis/diff/finding.h"
+
+namespace magneton::analysis {
+
+const char* ToString(Verdict v) {
+  switch (v) {
+    case Verdict::kWaste:
+      return "waste";
+    case Verdict::kTradeOff:
+      return "trade-off";
+    case Verdict::kNoise:
+      return "noise";
+  }
+  return "?";
+}
+
+const char* ToString(EvidenceClass e) {
+  switch (e) {
+    case EvidenceClass::kOperators:
+      return "operators";
+    case EvidenceClass::kKernels:
+      return "kernels";
+    case EvidenceClass::kLaunch:
+      return "launch";
+    case EvidenceClass::kNone:
+      return "none";
+  }
+  return "?";
+}
+
+const char* ToString(CostSource s) {
+  switch (s) {
+    case CostSource::kReplay:
+      return "replay";
+    case CostSource::kAttributed:
+      return "attributed";
+    case CostSource::kMixed:
+      return "replay+attributed";
+    case CostSource::kTime:
+      return "time";
+  }
+  return "?";
+}
+
+}  // namespace magneton::analysis

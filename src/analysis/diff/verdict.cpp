@@ -1,0 +1,94 @@
+#include "analysis/diff/verdict.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace magneton::analysis {
+namespace {
+
+double Pct(double hi, double lo) { return lo > 0 ? (hi / lo - 1) * 100 : (hi > 0 ? INFINITY : 0); }
+
+}  // namespace
+
+double HostSpeedRatio(const std::vector<SideCost>& a, const std::vector<SideCost>& b) {
+  std::vector<double> logs;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].cost() > 0 && b[i].cost() > 0) logs.push_back(std::log(b[i].cost() / a[i].cost()));
+  if (logs.size() < 5) return 1;  // too few regions to tell the machine from the code
+  std::nth_element(logs.begin(), logs.begin() + static_cast<std::ptrdiff_t>(logs.size() / 2), logs.end());
+  return std::exp(logs[logs.size() / 2]);
+}
+
+void AddInstance(SideCost& total, const SideCost& one) {
+  if (total.instances.empty()) {
+    total = one;
+    return;
+  }
+  total.seconds += one.seconds;
+  if (!std::isnan(total.joules) && !std::isnan(one.joules))
+    total.joules += one.joules;
+  else
+    total.joules = kUnmeasured;
+  if (total.source != one.source) {
+    bool any_replay = total.source == CostSource::kReplay || one.source == CostSource::kReplay ||
+                      total.source == CostSource::kMixed || one.source == CostSource::kMixed;
+    total.source = std::isnan(total.joules) ? CostSource::kTime
+                   : any_replay             ? CostSource::kMixed
+                                            : CostSource::kAttributed;
+  }
+  total.instances.push_back(one.cost());
+}
+
+void Judge(Finding& f, double whole_costly, const DiffOptions& o, bool energy) {
+  const SideCost& hi = f.costly == 'a' ? f.a : f.b;
+  const SideCost& lo = f.costly == 'a' ? f.b : f.a;
+  double h = hi.cost(), l = lo.cost();
+  f.cost_delta_pct = Pct(h, l);
+  f.time_delta_pct = Pct(hi.seconds, lo.seconds);
+  // Spread of the per-instance log ratio: how much one instance says.
+  std::vector<double> logs;
+  for (size_t i = 0; i < hi.instances.size() && i < lo.instances.size(); ++i)
+    if (hi.instances[i] > 0 && lo.instances[i] > 0)
+      logs.push_back(std::log(hi.instances[i] / lo.instances[i]));
+  double mean = 0, sd = 0;
+  for (double x : logs) mean += x;
+  if (!logs.empty()) mean /= static_cast<double>(logs.size());
+  for (double x : logs) sd += (x - mean) * (x - mean);
+  if (logs.size() > 1) sd = std::sqrt(sd / static_cast<double>(logs.size() - 1));
+  f.noise_pct = sd * 100;
+  double se = logs.size() > 1 ? sd / std::sqrt(static_cast<double>(logs.size())) : 0;
+  double share = whole_costly > 0 ? h / whole_costly : 0;
+  const char* what = energy ? "energy" : "time (energy unmeasured)";
+
+  f.verdict = Verdict::kNoise;
+  if (h <= 0) {
+    f.why = "no measurable cost on either side";
+  } else if (f.cost_delta_pct < o.threshold * 100) {
+    f.why = fmt::format("{:.1f}% apart in {}, under the {:.0f}% threshold", f.cost_delta_pct, what,
+                        o.threshold * 100);
+  } else if (share < o.min_share) {
+    f.why = fmt::format("{:.3f}% of the run: too small to resolve (minimum {:.2f}%)", share * 100,
+                        o.min_share * 100);
+  } else if (logs.size() >= 2 && mean <= o.significance * se) {
+    f.why = fmt::format("not consistent over {} instances (per-instance spread {:.0f}%)", logs.size(),
+                        f.noise_pct);
+  } else if (energy && hi.seconds < lo.seconds * (1 - o.max_speedup)) {
+    f.verdict = Verdict::kTradeOff;
+    f.why = fmt::format("spends {:.1f}% more energy to run {:.1f}% faster", f.cost_delta_pct,
+                        (1 - hi.seconds / lo.seconds) * 100);
+  } else if (f.output_rel_diff > o.output_tolerance) {
+    f.verdict = Verdict::kTradeOff;
+    f.why = fmt::format("spends {:.1f}% more {}, but the outputs differ by {:.2g}% (tolerance {:.2g}%)",
+                        f.cost_delta_pct, what, f.output_rel_diff * 100, o.output_tolerance * 100);
+  } else {
+    f.verdict = Verdict::kWaste;
+    f.why = energy ? fmt::format("{:.1f}% more energy, time {:+.1f}%, outputs agree within {:.2g}%",
+                                 f.cost_delta_pct, f.time_delta_pct, f.output_rel_diff * 100)
+                   : fmt::format("{:.1f}% more time (energy unmeasured), outputs agree within {:.2g}%",
+                                 f.cost_delta_pct, f.output_rel_diff * 100);
+  }
+}
+
+}  // namespace magneton::analysis

@@ -1,0 +1,25 @@
+// The verdict on a group of matched regions (docs/diff.md, "What it
+// computes"): waste, trade-off or noise, with the reason in one line.
+#pragma once
+
+#include <vector>
+
+#include "analysis/diff/diff.h"
+#include "analysis/diff/finding.h"
+
+namespace magneton::analysis {
+
+// Adds one region's cost to a group's total; its instances are appended.
+void AddInstance(SideCost& total, const SideCost& one);
+
+// Sets verdict, why, cost and time deltas and noise_pct of `f` (whose a, b,
+// costly and output_rel_diff are set). `whole_costly`: the costlier run's
+// whole cost; `energy`: costs are joules (else host or device time).
+void Judge(Finding& f, double whole_costly, const DiffOptions& options, bool energy);
+
+// For host (CPU wall) times: how much longer b's matched regions take than
+// a's, typically: the median of the per-region log ratios, so the few regions
+// that really differ (or stalled) do not move it. 1 with fewer than 5 regions.
+double HostSpeedRatio(const std::vector<SideCost>& a, const std::vector<SideCost>& b);
+
+}  // namespace magneton::analysis
