@@ -127,7 +127,9 @@ Result<std::unique_ptr<DiffSession>> RunDiff(const DiffArgs& args, double thresh
 Status WriteHtml(const DiffSession& s, const DiffArgs& args) {
   std::ofstream out(args.html, std::ios::binary | std::ios::trunc);
   if (!out) return MakeError(ErrorCode::kIo, fmt::format("{}: cannot write the HTML report", args.html));
-  out << report::RenderHtml(s.report, s.a, s.b, {args.a, args.b});
+  // Power over time is in the measured passes when there are any.
+  out << report::RenderHtml(s.report, s.measured_a ? *s.measured_a : s.a, s.measured_b ? *s.measured_b : s.b,
+                            {args.a, args.b});
   out.close();
   if (!out) return MakeError(ErrorCode::kIo, fmt::format("{}: writing the HTML report failed", args.html));
   fmt::print(stderr, "magneton: wrote {}\n", args.html);

@@ -11,6 +11,7 @@
 
 namespace magneton::report {
 
+// `a` and `b` supply the power series: the measured passes when the diff used them.
 std::string RenderHtml(const analysis::DiffReport& report, const Run& a, const Run& b, const RunPaths& paths);
 
 }  // namespace magneton::report
