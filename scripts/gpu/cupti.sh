@@ -33,7 +33,7 @@ rm -rf "$WORK" && mkdir -p "$WORK"
 declare -a ROWS
 row() { ROWS+=("$(printf '%-34s %s' "$1" "$2")"); echo "-- $1: $2" | tee -a "$LOG"; }
 step() { echo "== $* ($(( $(date +%s) - start )) s)" | tee -a "$LOG"; }
-BUDGET=235  # seconds for the whole script
+BUDGET=${BUDGET:-235}  # seconds for the whole script
 # A step's timeout: 60 s, or what is left of the budget; 0 when too little is left.
 tmo() { local l=$(( BUDGET - ($(date +%s) - start) - 5 )); [ $l -gt 60 ] && l=60; [ $l -lt 10 ] && l=0; echo $l; }
 # run_t CMD...: CMD under its step timeout (SIGKILL 5 s after TERM); 125 when skipped.
@@ -63,16 +63,23 @@ if [ -n "$missing" ]; then
 fi
 $PY -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name(0))" >> "$LOG" 2>&1
 
-step "building $BUILD (magneton, libmagneton_cupti.so)"
-t0=$(date +%s)
-if ! { cmake -S . -B "$BUILD" -G Ninja $GPU_CMAKE_ARGS && timeout 150 ninja -C "$BUILD" magneton magneton_cupti; } >> "$LOG" 2>&1; then
-  row "build" "FAILED (see log.txt)"
-  tail -30 "$LOG"
-  exit 1
+# PREBUILT: a folder with magneton and libmagneton_cupti.so built elsewhere
+# (scripts/gpu/prebuild.sh), to spend no device time on the build.
+if [ -n "${PREBUILT:-}" ] && [ -x "$PREBUILT/magneton" ]; then
+  M=$(readlink -f "$PREBUILT/magneton")
+  row "build" "prebuilt ($PREBUILT: $("$M" --version 2>&1 | head -1))"
+else
+  step "building $BUILD (magneton, libmagneton_cupti.so)"
+  t0=$(date +%s)
+  if ! { cmake -S . -B "$BUILD" -G Ninja $GPU_CMAKE_ARGS && timeout 150 ninja -C "$BUILD" magneton magneton_cupti; } >> "$LOG" 2>&1; then
+    row "build" "FAILED (see log.txt)"
+    tail -30 "$LOG"
+    exit 1
+  fi
+  row "build" "ok ($(( $(date +%s) - t0 )) s)"
+  M=$PWD/$BUILD/magneton
 fi
-row "build" "ok ($(( $(date +%s) - t0 )) s)"
-M=$PWD/$BUILD/magneton
-ldd "$BUILD/libmagneton_cupti.so" >> "$LOG" 2>&1
+ldd "$(dirname "$M")/libmagneton_cupti.so" >> "$LOG" 2>&1
 
 cat > "$WORK/sanity.py" <<'EOF'
 # 10 matmuls inside NVTX range "magneton:sanity"; prints the process's own view.
@@ -111,7 +118,6 @@ sanity() {  # sanity NAME [record options]
   fi
 }
 sanity sanity-plain
-sanity sanity-ranges --only-ranges magneton:
 
 cat > "$WORK/gpt2_loop.py" <<'EOF'
 # GPT-2 forward loop: python gpt2_loop.py [--iters N] [--layers L] [--profile] [--emit-nvtx]
@@ -203,6 +209,13 @@ else
   row "gpt2 kernels, magneton record" "NO RUN FILE (exit $rc; see log.txt)"
 fi
 
+step "fixtures: raw activity dump + small run (2-layer GPT-2, 2 iterations)"
+rm -rf "$WORK/dump" && mkdir -p "$WORK/dump"
+MAGNETON_CUPTI_DUMP=$WORK/dump MAGNETON_CUPTI_DUMP_MAX_MB=1 \
+  run_t "$M" record -f -o "$OUT/gpt2-small.mgt" -- $PY "$WORK/gpt2_loop.py" --layers 2 --iters 2 --emit-nvtx >> "$LOG" 2>&1
+d=$(ls -S "$WORK"/dump/cupti-*.bin 2>/dev/null | head -1)
+[ -n "$d" ] && cp "$d" "$OUT/cupti-gpt2.bin"
+row "fixtures" "$(cd "$OUT" && ls -la cupti-*.bin gpt2-small.mgt 2>/dev/null | awk '{printf "%s %s B; ", $9, $5}')"
 step "JAX jit loop under magneton record"
 rm -rf "$WORK/dump" && mkdir -p "$WORK/dump"
 MAGNETON_CUPTI_DUMP=$WORK/dump MAGNETON_CUPTI_DUMP_MAX_MB=1 \
@@ -246,11 +259,4 @@ done
 f=$WORK/ovh-stacks.mgt
 [ -f "$f" ] && row "stacks run: distinct stacks, frames" "$(count stacks "$f"), $(count frames "$f")"
 
-step "fixtures: raw activity dump + small run (2-layer GPT-2, 2 iterations)"
-rm -rf "$WORK/dump" && mkdir -p "$WORK/dump"
-MAGNETON_CUPTI_DUMP=$WORK/dump MAGNETON_CUPTI_DUMP_MAX_MB=1 \
-  run_t "$M" record -f -o "$OUT/gpt2-small.mgt" -- $PY "$WORK/gpt2_loop.py" --layers 2 --iters 2 --emit-nvtx >> "$LOG" 2>&1
-d=$(ls -S "$WORK"/dump/cupti-*.bin 2>/dev/null | head -1)
-[ -n "$d" ] && cp "$d" "$OUT/cupti-gpt2.bin"
-row "fixtures" "$(cd "$OUT" && ls -la cupti-*.bin gpt2-small.mgt 2>/dev/null | awk '{printf "%s %s B; ", $9, $5}')"
 step "done"

@@ -28,6 +28,10 @@ done
 if [ -n "$missing" ]; then echo "torch.sh: missing on this machine:$missing" | tee "$OUT/build.log"; exit 2; fi
 python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(0))"
 
+# NO_BUILD=1: use the magneton package already on PYTHONPATH (scripts/gpu/capture.sh
+# passes a prebuilt one) and skip the crash diagnosis, which capture.sh runs itself.
+# TORCH_SH_PHASES: which passes to run (default: all four).
+if [ "${NO_BUILD:-0}" != 1 ]; then
 step "building magneton._torch (build-gpu)"
 : > "$OUT/build.log"
 if cmake -S . -B build-gpu -G Ninja $GPU_CMAKE_ARGS >> "$OUT/build.log" 2>&1; then
@@ -41,6 +45,7 @@ tail -n 3 "$OUT/build.log"
 export PYTHONPATH=$PWD/python
 if ! python3 -c "import torch, magneton._torch" 2>>"$OUT/build.log"; then
   echo "torch.sh: magneton._torch did not build or import (build.log)"; exit 1
+fi
 fi
 
 bench=$(mktemp /tmp/torch-bench.XXXX.py)
@@ -123,6 +128,7 @@ PY
 export PYTHONFAULTHANDLER=1
 py() { timeout "$1" python3 -X faulthandler -u "${@:2}"; }
 : > "$OUT/torch.log"
+if [ "${NO_BUILD:-0}" != 1 ]; then
 step "diagnosis: import, CPU record, CUDA record (each its own process)"
 diag() {  # name, timeout, env assignments..., python code
   local name=$1 limit=$2; shift 2
@@ -155,9 +161,10 @@ diag record-cuda-cupti-twice 120 DIAG_DEV=cuda "$rec_code
 with magneton.record(p, overwrite=True) as rec:
     torch.relu(lin(x)).sum().item()
 print(\"second:\", rec.summary)"
+fi
 
 step "recording GPT-2 forward on the GPU (values pass, then measured pass)"
-for phase in values measured overhead-ops overhead-kernels; do
+for phase in ${TORCH_SH_PHASES:-values measured overhead-ops overhead-kernels}; do
   echo "-- $phase" >> "$OUT/torch.log"
   py 150 "$bench" $phase "$runs" >> "$OUT/torch.log" 2>&1 || echo "torch.sh: phase $phase failed, exit $? (torch.log)"
   [ "$phase" = measured ] && step "overhead: plain vs recorded (fingerprints off)"

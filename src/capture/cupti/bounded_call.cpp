@@ -10,6 +10,7 @@ namespace magneton::capture {
 namespace {
 
 std::atomic<const char*> g_stage{"not started"};
+std::atomic<const char*> g_drain_stage{"not started"};
 
 // Shared with the worker, which may outlive the caller's wait.
 struct Done {
@@ -41,5 +42,7 @@ bool RunWithin(std::function<void()> fn, std::chrono::milliseconds limit) {
 
 void NoteStopStage(const char* stage) { g_stage.store(stage); }
 const char* StopStage() { return g_stage.load(); }
+void NoteDrainStage(const char* stage) { g_drain_stage.store(stage); }
+const char* DrainStage() { return g_drain_stage.load(); }
 
 }  // namespace magneton::capture

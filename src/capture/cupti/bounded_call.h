@@ -16,5 +16,8 @@ bool RunWithin(std::function<void()> fn, std::chrono::milliseconds limit);
 // where it stuck. Static strings only.
 void NoteStopStage(const char* stage);
 const char* StopStage();
+// The same for the tracer's drain thread, which a stop waits to join.
+void NoteDrainStage(const char* stage);
+const char* DrainStage();
 
 }  // namespace magneton::capture

@@ -12,6 +12,7 @@
 
 #include <fmt/core.h>
 
+#include "capture/cupti/activity_buffer.h"
 #include "capture/cupti/activity_dump.h"
 #include "capture/cupti/activity_processor.h"
 #include "capture/cupti/bounded_call.h"
@@ -33,7 +34,12 @@ class Tracer;
 std::atomic<Tracer*> g_active{nullptr};
 
 constexpr milliseconds kDrainEvery{250};
-constexpr int kFlushEveryDrains = 2;  // ask CUPTI for finished buffers every ~0.5 s
+// CUPTI's own worker hands back finished buffers this often (cuptiActivityFlushPeriod).
+// The drain thread makes no CUPTI call itself: a cuptiActivityFlushAll from a
+// thread of ours was seen blocking for good on the H200 (no record ever
+// written, the thread never joinable); CUPTI's periodic flush is the way its
+// documentation gives for a long-running collection.
+constexpr uint32_t kCuptiFlushPeriodMs = 500;
 // Launch stacks are kept 2-4 s by correlation id: a kernel's record can come
 // well after its launch when the GPU queue is deep.
 constexpr int kAgeStacksEveryDrains = 8;
@@ -176,6 +182,9 @@ Status Tracer::Init() {
                                        "cuptiActivityRegisterTimestampCallback"));
   MAGNETON_RETURN_IF_ERROR(CuptiStatus(cuptiActivityRegisterCallbacks(&Tracer::BufferRequested, &Tracer::BufferCompleted),
                                        "cuptiActivityRegisterCallbacks"));
+  if (Status st = CuptiStatus(cuptiActivityFlushPeriod(kCuptiFlushPeriodMs), "cuptiActivityFlushPeriod"); !st.ok())
+    pending_stats_.push_back(Stat{"cupti_flush_period_unavailable", "info", 1,
+                                  st.message() + "; records reach the file when a buffer fills and at stop"});
   if (!options_.dump_dir.empty()) {
     auto dump = DumpWriter::Create(fmt::format("{}/cupti-{}.bin", options_.dump_dir, getpid()),
                                    static_cast<uint64_t>(options_.dump_max_bytes));
@@ -266,8 +275,8 @@ void CUPTIAPI Tracer::BufferCompleted(CUcontext ctx, uint32_t stream, uint8_t* b
 }
 
 void Tracer::DrainLoop() {
-  int drains = 0;
   for (;;) {
+    NoteDrainStage("waiting for buffers");
     // Wake for the next drain, or sooner when the --delay/--duration window opens or closes.
     auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(kDrainEvery);
     {
@@ -284,30 +293,21 @@ void Tracer::DrainLoop() {
       if (stopping_) break;
     }
     {
+      NoteDrainStage("opening or closing the --delay/--duration window");
       std::lock_guard<std::mutex> g(gate_mu_);
       if (gate_.Tick(energy::NowNs())) ApplyGate();
     }
-    if (++drains % kFlushEveryDrains == 0) (void)cuptiActivityFlushAll(0);
+    NoteDrainStage("writing records");
     Status st = DrainOnce();
     if (!st.ok()) Disable(st.message());
   }
 }
 
 Status Tracer::ProcessBuffer(uint8_t* buffer, size_t valid) {
-  CUpti_Activity* record = nullptr;
-  if (cuptiActivityGetNextRecord(buffer, valid, &record) != CUPTI_SUCCESS) return Status::Ok();
-  const uint8_t* end = buffer + valid;
-  while (record) {
-    CUpti_Activity* next = nullptr;
-    bool more = cuptiActivityGetNextRecord(buffer, valid, &next) == CUPTI_SUCCESS;
-    // Records are packed back to back, so a record's size is the distance to the next.
-    const uint8_t* stop = more ? reinterpret_cast<const uint8_t*>(next) : end;
-    size_t size = static_cast<size_t>(stop - reinterpret_cast<const uint8_t*>(record));
+  return ForEachRecord(buffer, valid, &cuptiActivityGetNextRecord, [this](const CUpti_Activity* record, size_t size) {
     if (dump_ && !dump_->full()) (void)dump_->Write(record, size);
-    MAGNETON_RETURN_IF_ERROR(processor_.Process(record, size));
-    record = more ? next : nullptr;
-  }
-  return Status::Ok();
+    return processor_.Process(record, size);
+  });
 }
 
 Status Tracer::DrainOnce() {

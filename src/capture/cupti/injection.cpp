@@ -53,9 +53,11 @@ void StopAtExit() {
   // Stop flushes CUPTI and joins threads; either can wait on a driver already
   // being torn down. Never let that hold the host's exit.
   if (!magneton::capture::RunWithin([recorder] { recorder->Stop(); }, kExitBound))
-    std::fprintf(stderr, "magneton: process %d: recording did not close within %lld ms (stuck %s); exiting without it\n",
+    std::fprintf(stderr,
+                 "magneton: process %d: recording did not close within %lld ms (stuck %s; drain thread: %s); "
+                 "exiting without it\n",
                  static_cast<int>(getpid()), static_cast<long long>(kExitBound.count()),
-                 magneton::capture::StopStage());
+                 magneton::capture::StopStage(), magneton::capture::DrainStage());
 }
 
 }  // namespace

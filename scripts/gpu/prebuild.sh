@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Builds, on the CPU machine, what scripts/gpu/capture.sh runs on the GPU
+# machine, so the device's time goes to measuring, not compiling: the magneton
+# command, libmagneton_cupti.so and the Python extensions, into .gpubin/ (ignored
+# by git through .git/info/exclude; carried with the device call). Debug
+# sections are kept, compressed, so addr2line works there. Both machines have
+# torch 2.11.0+cu130 and Python 3.12; binaries from Debian 12's glibc 2.36 run
+# on the GPU machine's newer one.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$here"
+venv=$(scripts/setup.sh | tail -n 1)
+cmake -S . -B build-carry -G Ninja -DPython_EXECUTABLE="$venv/bin/python" -DMAGNETON_TESTS=OFF -DMAGNETON_BENCH=OFF >/dev/null
+ninja -C build-carry magneton magneton_cupti magneton_torch magneton_energy_py >&2
+grep -qx '/.gpubin/' .git/info/exclude 2>/dev/null || echo '/.gpubin/' >> .git/info/exclude
+rm -rf .gpubin && mkdir -p .gpubin
+for f in build-carry/magneton build-carry/libmagneton_cupti.so python/magneton/_torch.*.so python/magneton/_energy.*.so; do
+  objcopy --compress-debug-sections "$f" ".gpubin/$(basename "$f")"
+done
+# Only the recorder keeps its debug sections (for addr2line); the carry is capped at 64 MiB.
+strip --strip-debug .gpubin/magneton .gpubin/libmagneton_cupti.so .gpubin/_energy.*.so
+ls -la .gpubin
