@@ -34,11 +34,9 @@ class Tracer;
 std::atomic<Tracer*> g_active{nullptr};
 
 constexpr milliseconds kDrainEvery{250};
-// CUPTI's own worker hands back finished buffers this often (cuptiActivityFlushPeriod).
-// The drain thread makes no CUPTI call itself: a cuptiActivityFlushAll from a
-// thread of ours was seen blocking for good on the H200 (no record ever
-// written, the thread never joinable); CUPTI's periodic flush is the way its
-// documentation gives for a long-running collection.
+// CUPTI's own worker hands back finished buffers this often
+// (cuptiActivityFlushPeriod), so the drain thread needs no CUPTI call of its
+// own and cannot wait inside CUPTI while the program runs.
 constexpr uint32_t kCuptiFlushPeriodMs = 500;
 // Launch stacks are kept 2-4 s by correlation id: a kernel's record can come
 // well after its launch when the GPU queue is deep.
