@@ -52,7 +52,9 @@ def test_gpt2_12_layer_forward_is_connected(tmp_path):
     assert run["tensors"][top[-1]["outputs"][0]]["shape"] == [2, 32, 512]
     # Schemas and call sites.
     addmm = next(op for op in run["ops"] if op["name"] == "aten::addmm")
-    assert addmm["schema"].startswith("aten::addmm(")
+    assert addmm["schema"] == "aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta, Scalar alpha) -> Tensor"
+    split = next(op for op in run["ops"] if op["name"] == "aten::split")  # an overload, a list result
+    assert split["schema"] == "aten::split.Tensor(Tensor self, int split_size, int dim) -> Tensor[]"
     frames = {f["function"] for f in run["frames"]}
     assert any("GPT2" in f for f in frames), sorted(frames)[:20]
     assert all(op["stack"] >= 0 for op in top)

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <sstream>
 
 #include "capture/torch/recorder_state.h"
 
@@ -124,6 +123,35 @@ bool MakeKey(const at::Tensor& t, RecorderState& st, ValueKey* key) {
 }
 
 // Under state.mu. Schema text and written arguments, cached per operator.
+// "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha) -> Tensor",
+// without default values. Assembled here from strings rather than with c10's
+// operator<<(std::ostream&, FunctionSchema): that has libtorch write into a
+// stream built by this module's C++ headers, and on the H200 machine a module
+// built with its g++ 13 crashed on the first such write (libtorch's code called
+// into this module's copy of the runtime's stream facets). Strings cross the
+// boundary safely; streams did not.
+std::string SchemaText(const c10::FunctionSchema& schema) {
+  std::string text = schema.name();
+  if (!schema.overload_name().empty()) text += "." + schema.overload_name();
+  text += "(";
+  bool kwarg_only = false;
+  for (size_t i = 0; i < schema.arguments().size(); ++i) {
+    const c10::Argument& a = schema.arguments()[i];
+    if (i) text += ", ";
+    if (a.kwarg_only() && !kwarg_only) {
+      text += "*, ";
+      kwarg_only = true;
+    }
+    text += a.type()->str() + " " + a.name();
+  }
+  text += ") -> ";
+  const auto& returns = schema.returns();
+  if (returns.size() != 1) text += "(";
+  for (size_t i = 0; i < returns.size(); ++i) text += (i ? ", " : "") + returns[i].type()->str();
+  if (returns.size() != 1) text += ")";
+  return text;
+}
+
 const OpSchemaInfo* SchemaOf(const at::RecordFunction& fn, RecorderState& st) {
   if (fn.scope() != at::RecordScope::FUNCTION) return nullptr;
   const char* name = fn.name();
@@ -132,9 +160,7 @@ const OpSchemaInfo* SchemaOf(const at::RecordFunction& fn, RecorderState& st) {
   OpSchemaInfo info;
   info.name = name;
   if (auto schema = fn.operator_schema()) {
-    std::ostringstream os;
-    os << *schema;
-    info.schema = os.str();
+    info.schema = SchemaText(*schema);
     for (const auto& a : schema->arguments()) info.writes.push_back(a.alias_info() && a.alias_info()->isWrite());
   }
   // Entries are never replaced in place: ops recorded earlier point at them.
