@@ -279,6 +279,9 @@ def main() -> int:
         if args.device == "cpu" and exp.get("gpu_only"):
             doc["cases"][case] = {"skipped": exp["gpu_only_reason"]}
             continue
+        if exp["program"] == "distributed":
+            doc["cases"][case] = {"skipped": exp["distributed_reason"]}
+            continue
         started = time.monotonic()
         # A case takes its windows plus start-up; do not start one that cannot finish.
         need = 2 * args.trials * args.seconds + 2 * args.warm + 15

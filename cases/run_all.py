@@ -150,6 +150,8 @@ def main() -> int:
             error = f"not run: the {args.budget:.0f} s budget was spent"
         elif args.device == "cpu" and exp.get("gpu_only"):
             error = f"skipped on a CPU: {exp['gpu_only_reason']}"
+        elif exp["program"] == "distributed":
+            error = f"skipped: {exp['distributed_reason']}"
         elif not args.diff_only:
             error = record_case(case, exp, runs, args)
         doc = None

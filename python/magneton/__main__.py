@@ -92,7 +92,7 @@ def main(argv=None) -> int:
         return status if status else 1
     if args.verbose:
         s = rec.summary or {}
-        sys.stderr.write(f"magneton: wrote {args.output}: {s.get('ops', 0)} ops, {s.get('tensors', 0)} tensors\n")
+        sys.stderr.write(f"magneton: wrote {rec.path}: {s.get('ops', 0)} ops, {s.get('tensors', 0)} tensors\n")
     return status
 
 

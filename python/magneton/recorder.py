@@ -13,12 +13,18 @@ fingerprints=True each tensor value also gets a layout-invariant fingerprint
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Optional
 
 from magneton import config_snapshot
 
-__all__ = ["record", "fingerprint", "load_run", "extension"]
+__all__ = ["record", "fingerprint", "load_run", "extension", "distributed_identity", "rank_path"]
+
+# What a rank's run says about its clock (RunInfo.extra["dist.clock"]): every
+# process of one host reads the same CLOCK_MONOTONIC, so ranks of one host line
+# up; clocks of different hosts are not aligned (docs/distributed.md).
+CLOCK_NOTE = "CLOCK_MONOTONIC: comparable across ranks of one host; not aligned across hosts"
 
 ENERGY_CHOICES = ("none", "nvml", "rapl", "auto")
 
@@ -51,10 +57,79 @@ def _devices(torch) -> list:
     return out
 
 
+def _int_env(name: str) -> Optional[int]:
+    try:
+        return int(os.environ[name])
+    except (KeyError, ValueError):
+        return None
+
+
+def distributed_identity() -> Optional[dict]:
+    """This process's place in a torch.distributed job, or None outside one.
+
+    From the initialized default process group when there is one, else from the
+    launcher's environment (RANK, WORLD_SIZE, LOCAL_RANK: torchrun, mp.spawn
+    scripts that set them). Keys: rank, world_size, local_rank, backend, job
+    (an identifier every rank of one job shares: MAGNETON_JOB_ID, else
+    torchrun's TORCHELASTIC_RUN_ID, else MASTER_ADDR:MASTER_PORT, else "")."""
+    rank, world, backend = _int_env("RANK"), _int_env("WORLD_SIZE"), ""
+    dist = sys.modules.get("torch.distributed")
+    try:
+        if dist is not None and dist.is_available() and dist.is_initialized():
+            rank, world = dist.get_rank(), dist.get_world_size()
+            backend = str(dist.get_backend())
+    except Exception:  # noqa: BLE001 - a half-torn-down process group is not ours to judge
+        pass
+    if rank is None or world is None or world < 1 or not 0 <= rank < world:
+        return None
+    local = _int_env("LOCAL_RANK")
+    job = os.environ.get("MAGNETON_JOB_ID", "")
+    if not job:
+        run_id = os.environ.get("TORCHELASTIC_RUN_ID", "")
+        if run_id and run_id != "none":
+            job = run_id
+    if not job and os.environ.get("MASTER_ADDR") and os.environ.get("MASTER_PORT"):
+        job = f"{os.environ['MASTER_ADDR']}:{os.environ['MASTER_PORT']}"
+    return {"rank": rank, "world_size": world, "local_rank": rank if local is None else local,
+            "backend": backend, "job": job}
+
+
+def rank_path(path: str, rank: int, world_size: int) -> str:
+    """The run file of one rank: a `{rank}` placeholder in `path` is replaced by
+    the rank; otherwise, when the job has more than one rank, `.rank<N>` goes
+    before the extension (run.mgt -> run.rank0.mgt). One process: `path` as is."""
+    path = str(path)
+    if "{rank}" in path:
+        return path.replace("{rank}", str(rank))
+    if world_size <= 1:
+        return path
+    head, tail = os.path.split(path)
+    stem, dot, ext = tail.rpartition(".")
+    name = f"{stem}.rank{rank}.{ext}" if dot and stem else f"{tail}.rank{rank}"
+    return os.path.join(head, name)
+
+
+def _rank_device(torch, identity: dict) -> Optional[int]:
+    """The CUDA ordinal this rank computes on (its own GPU among those it sees)."""
+    try:
+        if not torch.cuda.is_available():
+            return None
+        if torch.cuda.is_initialized():
+            return int(torch.cuda.current_device())
+        n = torch.cuda.device_count()
+        return identity["local_rank"] if 0 <= identity["local_rank"] < n else 0
+    except Exception:  # noqa: BLE001
+        return None
+
+
 class record:  # noqa: N801 - used like a function, as torch.profiler.profile
     """Context manager that records the torch ops run inside it into `path`.
 
     path: the run file to create; an existing file is an error unless overwrite=True.
+        In a torch.distributed job every rank writes its own file: `{rank}` in the
+        path becomes the rank, else `.rank<N>` goes before the extension when the
+        world size is above 1 (run.mgt -> run.rank0.mgt); `.path` is the file
+        written. Rank, world size and job go into the run's metadata.
     energy: "none", "nvml" (GPU power and energy), "rapl" (CPU packages) or
         "auto" (every sensor the machine offers).
     fingerprints: fingerprint every tensor value (the recording pass).
@@ -69,7 +144,12 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
                  fingerprint_options: Optional[dict] = None):
         if energy not in ENERGY_CHOICES:
             raise ValueError(f"energy={energy!r}: expected one of {', '.join(ENERGY_CHOICES)}")
+        self.identity = distributed_identity()
         self.path = str(path)
+        if self.identity is not None:
+            self.path = rank_path(self.path, self.identity["rank"], self.identity["world_size"])
+        elif "{rank}" in self.path:
+            self.path = rank_path(self.path, 0, 1)
         self.energy = energy
         self.fingerprints = bool(fingerprints)
         self.stacks = bool(stacks)
@@ -95,16 +175,39 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
         self._native.set_info("framework", "torch")
         self._native.set_info("torch_version", torch.__version__)
         self._native.set_info("fingerprints", "true" if self.fingerprints else "false")
+        if self.identity is not None:
+            self._set_distributed_info(torch)
         return self
+
+    def _set_distributed_info(self, torch) -> None:
+        ident = self.identity
+        info = {"rank": ident["rank"], "world_size": ident["world_size"], "local_rank": ident["local_rank"],
+                "dist.job": ident["job"], "dist.backend": ident["backend"], "dist.clock": CLOCK_NOTE}
+        device = _rank_device(torch, ident)
+        if device is not None:
+            info["dist.cuda_device"] = device
+        for key, value in info.items():
+            self._native.set_info(key, str(value))
 
     def __exit__(self, exc_type, exc, tb):
         if self._native is None:
             return False
         if self.kernels:
             self._synchronize()
+        if self.identity is not None and not self.identity["backend"]:
+            self._late_backend()  # the process group was initialized inside the block
         native, self._native = self._native, None
         self.summary = native.stop()
         return False  # the block's exception, if any, goes on
+
+    def _late_backend(self) -> None:
+        dist = sys.modules.get("torch.distributed")
+        try:
+            if dist is not None and dist.is_available() and dist.is_initialized():
+                self.identity["backend"] = str(dist.get_backend())
+                self._native.set_info("dist.backend", self.identity["backend"])
+        except Exception:  # noqa: BLE001 - metadata only; the recording matters more
+            pass
 
     @staticmethod
     def _synchronize():

@@ -12,8 +12,10 @@
 #include <fstream>
 
 #include "analysis/diff/rules.h"
+#include "analysis/dist/collectives.h"
 #include "cli/commands.h"
 #include "core/store.h"
+#include "report/dist.h"
 #include "report/html.h"
 #include "report/json.h"
 #include "report/table.h"
@@ -143,6 +145,54 @@ struct DiffCommand {
   std::string threshold = "10%";
 };
 
+// A rank set: comma-separated run files, one per rank of a job. A path that
+// exists is one file, commas and all.
+std::vector<std::string> SplitRankSet(const std::string& arg) {
+  std::error_code ec;
+  if (fs::exists(arg, ec)) return {arg};
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= arg.size()) {
+    size_t comma = arg.find(',', pos);
+    if (comma == std::string::npos) comma = arg.size();
+    if (comma > pos) out.push_back(arg.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  return out;
+}
+
+// `magneton diff A0,A1 B0,B1`: two jobs' rank sets, per rank energy and waits
+// (docs/distributed.md).
+int DiffRanks(const DiffCommand& cmd, const std::vector<std::string>& a, const std::vector<std::string>& b,
+              double threshold) {
+  if (a.size() < 2 || b.size() < 2)
+    return Fail(MakeError(ErrorCode::kInvalidArgument,
+                          fmt::format("{}: one run file; a rank set is every rank's file, comma-separated "
+                                      "(magneton diff a.rank0.mgt,a.rank1.mgt b.rank0.mgt,b.rank1.mgt)",
+                                      a.size() < 2 ? cmd.args.a : cmd.args.b)));
+  if (!cmd.args.html.empty() || !cmd.args.measured_a.empty() || !cmd.args.measured_b.empty())
+    return Fail(MakeError(ErrorCode::kInvalidArgument,
+                          "rank sets: --html, --measured-a and --measured-b apply to single runs only"));
+  std::vector<Run> runs;
+  runs.reserve(a.size() + b.size());
+  std::vector<analysis::RankInput> ia, ib;
+  for (const auto* set : {&a, &b})
+    for (const auto& path : *set) {
+      auto run = LoadRun(path);
+      if (!run.ok()) return Fail(run.error());
+      runs.push_back(std::move(*run));
+    }
+  for (size_t i = 0; i < a.size(); ++i) ia.push_back({a[i], &runs[i]});
+  for (size_t i = 0; i < b.size(); ++i) ib.push_back({b[i], &runs[a.size() + i]});
+  auto d = analysis::DiffRankSets(ia, ib, threshold);
+  if (!d.ok()) return Fail(d.error());
+  if (cmd.args.json)
+    fmt::print("{}\n", report::RankDiffToJson(*d).dump(2));
+  else
+    fmt::print("{}", report::RenderRankDiff(*d));
+  return d->waste ? kExitFinding : kExitOk;
+}
+
 int Diff(const DiffCommand& cmd) {
   auto threshold = ParsePercent(cmd.threshold, "--threshold");
   if (!threshold.ok()) return Fail(threshold.error());
@@ -150,6 +200,8 @@ int Diff(const DiffCommand& cmd) {
     return Fail(MakeError(
         ErrorCode::kInvalidArgument,
         fmt::format("--threshold {}: below 5% the measurement noise decides, not the code", cmd.threshold)));
+  auto set_a = SplitRankSet(cmd.args.a), set_b = SplitRankSet(cmd.args.b);
+  if (set_a.size() > 1 || set_b.size() > 1) return DiffRanks(cmd, set_a, set_b, *threshold);
   auto session = RunDiff(cmd.args, *threshold);
   if (!session.ok()) return Fail(session.error());
   const DiffSession& s = **session;
@@ -176,8 +228,8 @@ void RegisterDiff(CLI::App& app, Action& run) {
       "diff",
       "Find where one run spends more energy than the other for the same values, and why.\n"
       "Exit status: 0 no waste, 1 waste found, 2 bad input.");
-  sub->add_option("A", cmd->args.a, "First run (.mgt)")->required();
-  sub->add_option("B", cmd->args.b, "Second run (.mgt)")->required();
+  sub->add_option("A", cmd->args.a, "First run (.mgt), or every rank's run of a job, comma-separated")->required();
+  sub->add_option("B", cmd->args.b, "Second run (.mgt), or a rank set like A")->required();
   sub->add_option("--threshold", cmd->threshold,
                   "Waste when one side spends at least this much more energy (>= 5%)")
       ->capture_default_str();

@@ -21,10 +21,11 @@ def test_every_case_is_complete():
     assert len(ALL) >= 13, ALL
     for case in ALL:
         exp = casekit.expected(case)
-        assert exp["root_cause"] in {"operators", "kernels-config", "launch-layout", "cpu-side"}, case
+        assert exp["root_cause"] in {"operators", "kernels-config", "launch-layout", "cpu-side",
+                                     "collective-wait"}, case
         assert exp["expected_waste_side"] in {"wasteful", "efficient", "none"}, case
         assert (CASES / case / "README.md").exists(), case
-        if exp["program"] == "python":
+        if exp["program"] in ("python", "distributed"):
             for side in casekit.SIDES:
                 assert (CASES / case / f"{side}.py").exists(), (case, side)
 
@@ -35,6 +36,8 @@ def _python_cases():
         marks = []
         if exp.get("gpu_only"):
             marks.append(pytest.mark.skip(reason=f"GPU only: {exp['gpu_only_reason']}"))
+        elif exp["program"] == "distributed":
+            marks.append(pytest.mark.skip(reason=f"distributed: {exp['distributed_reason']}"))
         yield pytest.param(case, marks=marks, id=case)
 
 
@@ -107,3 +110,18 @@ def test_cublas_engine_compiles_and_rejects_bad_usage(tmp_path):
     assert "warning" not in build.stderr.lower(), build.stderr
     bad = subprocess.run([str(engine), "--compute", "fp16"], capture_output=True, text=True, timeout=30)
     assert bad.returncode == 2 and bad.stderr.startswith("engine: --compute must be fp32 or tf32")
+
+
+def test_distributed_case_runs_both_sides_on_two_gloo_ranks(tmp_path):
+    """pytorch-181115 on the CPU: two gloo ranks, 13 and 10 batches. dist.Join trains every
+    batch (13 steps on each rank: the finished rank shadows); the early exit stops both at 10."""
+    pytest.importorskip("torch")
+    steps = {}
+    for side in casekit.SIDES:
+        out = subprocess.run([sys.executable, str(CASES / "pytorch-181115" / f"{side}.py"), "--device", "cpu",
+                              "--small"], capture_output=True, text=True, timeout=300, check=True).stdout
+        recs = [json.loads(l[len(casekit.TAG):]) for l in out.splitlines() if l.startswith(casekit.TAG)]
+        assert sorted(r["rank"] for r in recs) == [0, 1], out
+        steps[side] = {r["rank"]: (r["steps"], r["batches"]) for r in recs}
+    assert steps["wasteful"] == {0: (13, 13), 1: (10, 10)}
+    assert steps["efficient"] == {0: (10, 13), 1: (10, 10)}
