@@ -57,15 +57,9 @@ if ! nvcc -O2 -std=c++17 -o "$engine" cases/cublas-engine/engine.cu -lcublas -ld
 fi
 export CASES_ENGINE=$PWD/$engine
 if [ $mode = full ]; then
-  if cmake -S . -B build-gpu -G Ninja $GPU_CMAKE_ARGS >> "$OUT/build.log" 2>&1; then
-    # Only what the suite needs: the CLI, the torch recorder, the CUPTI injection library, magneton._energy.
-    targets=$(ninja -C build-gpu -t targets all 2>/dev/null | awk -F: '{print $1}' \
-              | grep -xE 'magneton|magneton_torch|magneton_cupti|magneton_energy_py' | tr '\n' ' ')
-    echo "targets: $targets" >> "$OUT/build.log"
-    ninja -C build-gpu -j16 $targets >> "$OUT/build.log" 2>&1 || echo "cases.sh: build failed (tail of build.log below)"
-  else
-    echo "cases.sh: cmake configure failed (tail of build.log below)"
-  fi
+  # Only what the suite needs: the CLI, the torch recorder, the CUPTI injection library, magneton._energy.
+  gpu_build magneton magneton_torch magneton_cupti magneton_energy_py >> "$OUT/build.log" 2>&1 ||
+    echo "cases.sh: build failed (tail of build.log below)"
   tail -n 5 "$OUT/build.log"
   [ -x build-gpu/magneton ] || echo "cases.sh: build-gpu/magneton is missing; run_all will report every case as not run"
 fi

@@ -45,11 +45,7 @@ if [ "$dry" = 1 ]; then
   M=$PWD/${BUILD:-build}/magneton
 else
   step "building magneton and magneton._torch (build-gpu)"
-  if cmake -S . -B build-gpu -G Ninja $GPU_CMAKE_ARGS >> "$OUT/build.log" 2>&1; then
-    ninja -C build-gpu -j16 magneton magneton_torch >> "$OUT/build.log" 2>&1 || echo "diff.sh: build failed (build.log)"
-  else
-    echo "diff.sh: cmake configure failed (build.log)"
-  fi
+  gpu_build magneton magneton_torch >> "$OUT/build.log" 2>&1 || echo "diff.sh: build failed (build.log)"
   tail -n 3 "$OUT/build.log"
   M=$PWD/build-gpu/magneton
 fi

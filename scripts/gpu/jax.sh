@@ -40,14 +40,8 @@ python3 -c "import torch, jax; print('torch', torch.__version__, torch.cuda.get_
 
 step "building (build-gpu)"
 : > "$OUT/build.log"
-if cmake -S . -B build-gpu -G Ninja $GPU_CMAKE_ARGS >> "$OUT/build.log" 2>&1; then
-  targets=$(ninja -C build-gpu -t targets all 2>/dev/null | awk -F: '{print $1}' \
-            | grep -xE 'magneton|magneton_torch|magneton_cupti' | tr '\n' ' ')
-  echo "targets: $targets" | tee -a "$OUT/build.log"
-  ninja -C build-gpu -j16 $targets >> "$OUT/build.log" 2>&1 || echo "jax.sh: build failed (tail of build.log below)"
-else
-  echo "jax.sh: cmake configure failed (tail of build.log below)"
-fi
+gpu_build magneton magneton_torch magneton_cupti >> "$OUT/build.log" 2>&1 ||
+  echo "jax.sh: build failed (tail of build.log below)"
 tail -n 3 "$OUT/build.log"
 if ! PYTHONPATH=python python3 -c "import magneton._torch" 2>>"$OUT/build.log"; then
   echo "jax.sh: magneton._torch did not build; nothing to record"; exit 1
