@@ -4,6 +4,7 @@
 #   2. ctest                              5. the run-store reader under libFuzzer (build-fuzz/), bounded
 #   3. pytest (tests/python)
 # Closes with ctest's and pytest's own summary lines; exits non-zero if any step failed.
+# A test that hangs is stopped by ctest's --timeout and counts as failed.
 #   MAGNETON_FUZZ_SECONDS  fuzzing time (default 60; 0 skips fuzzing)
 #   MAGNETON_NO_SANITIZE=1 skips the sanitizer build
 set -uo pipefail
@@ -18,7 +19,7 @@ step "set-up and build (build/)"
 venv=$(scripts/build.sh | tail -n 1) || { echo "test.sh: build failed" >&2; exit 1; }
 
 step "ctest (build/)"
-ctest --test-dir build --output-on-failure -j "$(nproc)" 2>&1 | tee "$logs/ctest"
+ctest --test-dir build --output-on-failure --timeout 600 -j "$(nproc)" 2>&1 | tee "$logs/ctest"
 [ "${PIPESTATUS[0]}" = 0 ] || failed+=("ctest")
 
 step "pytest (tests/python)"
@@ -36,7 +37,7 @@ if [ "${MAGNETON_NO_SANITIZE:-0}" != 1 ]; then
   if BUILD_DIR="$here/build-asan" scripts/build.sh -DMAGNETON_SANITIZE=ON -DMAGNETON_TORCH=OFF \
        -DMAGNETON_BENCH=OFF -DPython_EXECUTABLE=/bin/false >/dev/null; then
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      ctest --test-dir build-asan --output-on-failure -j "$(nproc)" 2>&1 | tee "$logs/ctest-asan"
+      ctest --test-dir build-asan --output-on-failure --timeout 900 -j "$(nproc)" 2>&1 | tee "$logs/ctest-asan"
     [ "${PIPESTATUS[0]}" = 0 ] || failed+=("sanitizer ctest")
   else
     failed+=("sanitizer build")

@@ -82,7 +82,8 @@ TEST(MeterSampler, ReadsAFileCountsBadLinesAndSplitsChannels) {
   LiveSeries live(MeterOnly(dir / "meter.csv"));
   // The last line has no newline yet: it is read when the sampler stops.
   ASSERT_TRUE(WaitUntil([&] {
-    const SensorSeries* s = Find(live.Snapshot(), "power.gpu");
+    magneton::Run snap = live.Snapshot();  // Find points into it: keep it alive
+    const SensorSeries* s = Find(snap, "power.gpu");
     return s && s->value.size() == 2;
   }));
   live.Stop();
@@ -122,7 +123,8 @@ TEST(MeterSampler, FollowsANamedPipeAsItsWriterWrites) {
   });
   writer.join();
   ASSERT_TRUE(WaitUntil([&] {
-    const SensorSeries* s = Find(live.Snapshot(), "power");
+    magneton::Run snap = live.Snapshot();
+    const SensorSeries* s = Find(snap, "power");
     return s && s->value.size() == 5;
   }));
   magneton::Run run = live.Snapshot();
