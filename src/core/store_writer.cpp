@@ -10,8 +10,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <string_view>
 #include <system_error>
@@ -87,9 +89,10 @@ class SqliteRunWriter final : public RunWriter {
   explicit SqliteRunWriter(std::string path)
       : path_(path), generation_(ForkGeneration()), sink_(std::make_unique<store::StoreSink>(std::move(path))) {}
   ~SqliteRunWriter() override {
-    if (Forked()) {  // see g_fork_generation
+    if (Forked()) {  // see g_fork_generation: leak what belongs to the parent
       (void)thread_.release();
       (void)sink_.release();
+      (void)sync_.release();
       return;
     }
     Close();
@@ -122,16 +125,25 @@ class SqliteRunWriter final : public RunWriter {
 
   bool Forked() const { return generation_ != g_fork_generation.load(std::memory_order_relaxed); }
 
-  // All of these run with mu_ held.
+  Error ForkedError() const {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("{}: run writer belongs to the parent of this forked process", path_));
+  }
+  // Starts a call: refuses it in a forked child (before touching the mutex,
+  // which a parent thread may have held at the fork), then takes the lock and
+  // refuses it on a closed or failed writer.
+  Status Enter(Lock& lock) {
+    if (Forked()) return ForkedError();
+    lock.lock();
+    return Ready();
+  }
+
+  // All of these run with the lock held.
   Status Ready() const {
     if (closed_) return MakeError(ErrorCode::kInvalidArgument, fmt::format("{}: run writer is closed", path_));
-    if (Forked())
-      return MakeError(ErrorCode::kInvalidArgument,
-                       fmt::format("{}: run writer belongs to the parent of this forked process", path_));
     return failed_;
   }
   Status CheckId(const char* what, int64_t id, int64_t* next) {
-    MAGNETON_RETURN_IF_ERROR(Ready());
     if (id != *next)
       return MakeError(ErrorCode::kInvalidArgument,
                        fmt::format("{}: {} id {} out of order (expected {})", path_, what, id, *next));
@@ -162,9 +174,14 @@ class SqliteRunWriter final : public RunWriter {
   const uint64_t generation_;
   std::unique_ptr<store::StoreSink> sink_;  // the writer thread's while it runs
 
-  std::mutex mu_;
-  std::condition_variable wake_;      // to the writer thread: work, flush or stop
-  std::condition_variable progress_;  // to callers: queue drained, flush done
+  // On the heap so that a forked child can leak it: its copy may be locked,
+  // or have waiters that do not exist there (destroying it would hang).
+  struct Sync {
+    std::mutex mu;
+    std::condition_variable wake;      // to the writer thread: work, flush or stop
+    std::condition_variable progress;  // to callers: queue drained, flush done
+  };
+  std::unique_ptr<Sync> sync_ = std::make_unique<Sync>();
   Batch pending_;
   uint64_t flush_requested_ = 0, flush_done_ = 0;
   bool stop_ = false, closed_ = false;
@@ -199,9 +216,9 @@ void SqliteRunWriter::PutInfo(const RunInfo& info) {
 
 Status SqliteRunWriter::Queued(Lock& lock) {
   const size_t queued = pending_.rows.size();
-  if (queued >= kWakeRows) wake_.notify_one();
+  if (queued >= kWakeRows) sync_->wake.notify_one();
   if (queued >= kMaxQueuedRows)
-    progress_.wait(lock, [&] { return pending_.rows.size() < kMaxQueuedRows || !failed_.ok(); });
+    sync_->progress.wait(lock, [&] { return pending_.rows.size() < kMaxQueuedRows || !failed_.ok(); });
   return Status::Ok();
 }
 
@@ -230,15 +247,15 @@ void SqliteRunWriter::WriterLoop() {
   Batch work;
   auto last_commit = Clock::now();
   bool uncommitted = false, failed = false;
-  Lock lock(mu_);
+  Lock lock(sync_->mu);
   while (true) {
-    wake_.wait_for(lock, kPoll, [&] {
+    sync_->wake.wait_for(lock, kPoll, [&] {
       return stop_ || flush_requested_ != flush_done_ || pending_.rows.size() >= kWakeRows;
     });
     std::swap(work, pending_);
     const uint64_t flush_to = flush_requested_;
     const bool stopping = stop_;
-    progress_.notify_all();  // the queue has room again
+    sync_->progress.notify_all();  // the queue has room again
     lock.unlock();
 
     Status st;
@@ -261,30 +278,30 @@ void SqliteRunWriter::WriterLoop() {
     lock.lock();
     if (!st.ok() && failed_.ok()) failed_ = st;
     flush_done_ = flush_to;
-    progress_.notify_all();
+    sync_->progress.notify_all();
     if (stopping) return;
   }
 }
 
 Status SqliteRunWriter::Flush() {
-  Lock lock(mu_);
-  MAGNETON_RETURN_IF_ERROR(Ready());
+  Lock lock(sync_->mu, std::defer_lock);
+  MAGNETON_RETURN_IF_ERROR(Enter(lock));
   const uint64_t target = ++flush_requested_;
-  wake_.notify_one();
-  progress_.wait(lock, [&] { return flush_done_ >= target; });
+  sync_->wake.notify_one();
+  sync_->progress.wait(lock, [&] { return flush_done_ >= target; });
   return failed_;
 }
 
 Status SqliteRunWriter::Close() {
+  if (Forked()) return ForkedError();
   {
-    Lock lock(mu_);
-    if (Forked()) return Ready();
+    Lock lock(sync_->mu);
     if (closed_) return Status::Ok();
     closed_ = true;
     if (thread_) {
       PutText(RowKind::kMetaPut, schema::kMetaComplete, "1");
       stop_ = true;
-      wake_.notify_one();
+      sync_->wake.notify_one();
     }
   }
   if (thread_) thread_->join();
@@ -293,14 +310,15 @@ Status SqliteRunWriter::Close() {
 }
 
 Status SqliteRunWriter::SetInfo(const RunInfo& info) {
-  Lock lock(mu_);
-  MAGNETON_RETURN_IF_ERROR(Ready());
+  Lock lock(sync_->mu, std::defer_lock);
+  MAGNETON_RETURN_IF_ERROR(Enter(lock));
   PutInfo(info);
   return Queued(lock);
 }
 
 Status SqliteRunWriter::Add(const Device& d) {
-  Lock lock(mu_);
+  Lock lock(sync_->mu, std::defer_lock);
+  MAGNETON_RETURN_IF_ERROR(Enter(lock));
   MAGNETON_RETURN_IF_ERROR(CheckId("device", d.id, &next_.devices));
   Row& r = pending_.Push(RowKind::kDevice);
   r.v[0] = d.id;
@@ -313,7 +331,8 @@ Status SqliteRunWriter::Add(const Device& d) {
 }
 
 Status SqliteRunWriter::Add(const Op& op) {
-  Lock lock(mu_);
+  Lock lock(sync_->mu, std::defer_lock);
+  MAGNETON_RETURN_IF_ERROR(Enter(lock));
   MAGNETON_RETURN_IF_ERROR(CheckId("op", op.id, &next_.ops));
   const int64_t name = Intern(op.name), schema = Intern(op.schema), framework = Intern(op.framework);
   Row& r = pending_.Push(RowKind::kOp);
@@ -335,7 +354,8 @@ Status SqliteRunWriter::Add(const Op& op) {
 }
 
 Status SqliteRunWriter::Add(const Tensor& t) {
-  Lock lock(mu_);
+  Lock lock(sync_->mu, std::defer_lock);
+  MAGNETON_RETURN_IF_ERROR(Enter(lock));
   MAGNETON_RETURN_IF_ERROR(CheckId("tensor", t.id, &next_.tensors));
   const int64_t dtype = Intern(t.dtype);
   const int64_t shape = pending_.Text(JoinInts(t.shape)), strides = pending_.Text(JoinInts(t.strides));
@@ -347,7 +367,8 @@ Status SqliteRunWriter::Add(const Tensor& t) {
 }
 
 Status SqliteRunWriter::Add(const Kernel& k) {
-  Lock lock(mu_);
+  Lock lock(sync_->mu, std::defer_lock);
+  MAGNETON_RETURN_IF_ERROR(Enter(lock));
   MAGNETON_RETURN_IF_ERROR(CheckId("kernel", k.id, &next_.kernels));
   const int64_t name = Intern(k.name);
   Row& r = pending_.Push(RowKind::kKernel);
@@ -362,7 +383,8 @@ Status SqliteRunWriter::Add(const Kernel& k) {
 }
 
 Status SqliteRunWriter::Add(const Transfer& t) {
-  Lock lock(mu_);
+  Lock lock(sync_->mu, std::defer_lock);
+  MAGNETON_RETURN_IF_ERROR(Enter(lock));
   MAGNETON_RETURN_IF_ERROR(CheckId("transfer", t.id, &next_.transfers));
   const int64_t kind = Intern(t.kind);
   Row& r = pending_.Push(RowKind::kTransfer);
@@ -372,7 +394,8 @@ Status SqliteRunWriter::Add(const Transfer& t) {
 }
 
 Status SqliteRunWriter::Add(const ApiCall& a) {
-  Lock lock(mu_);
+  Lock lock(sync_->mu, std::defer_lock);
+  MAGNETON_RETURN_IF_ERROR(Enter(lock));
   MAGNETON_RETURN_IF_ERROR(CheckId("api call", a.id, &next_.api_calls));
   const int64_t name = Intern(a.name), domain = Intern(a.domain);
   Row& r = pending_.Push(RowKind::kApiCall);
@@ -382,7 +405,8 @@ Status SqliteRunWriter::Add(const ApiCall& a) {
 }
 
 Status SqliteRunWriter::Add(const Range& rg) {
-  Lock lock(mu_);
+  Lock lock(sync_->mu, std::defer_lock);
+  MAGNETON_RETURN_IF_ERROR(Enter(lock));
   MAGNETON_RETURN_IF_ERROR(CheckId("range", rg.id, &next_.ranges));
   const int64_t name = Intern(rg.name), domain = Intern(rg.domain);
   Row& r = pending_.Push(RowKind::kRange);
@@ -392,7 +416,8 @@ Status SqliteRunWriter::Add(const Range& rg) {
 }
 
 Status SqliteRunWriter::Add(const Frame& f) {
-  Lock lock(mu_);
+  Lock lock(sync_->mu, std::defer_lock);
+  MAGNETON_RETURN_IF_ERROR(Enter(lock));
   MAGNETON_RETURN_IF_ERROR(CheckId("frame", f.id, &next_.frames));
   const int64_t kind = Intern(f.kind), function = Intern(f.function), file = Intern(f.file),
                 module = Intern(f.module);
@@ -403,7 +428,8 @@ Status SqliteRunWriter::Add(const Frame& f) {
 }
 
 Status SqliteRunWriter::Add(const Stack& s) {
-  Lock lock(mu_);
+  Lock lock(sync_->mu, std::defer_lock);
+  MAGNETON_RETURN_IF_ERROR(Enter(lock));
   MAGNETON_RETURN_IF_ERROR(CheckId("stack", s.id, &next_.stacks));
   Row& r = pending_.Push(RowKind::kStack);
   r.v[0] = s.id;
@@ -418,7 +444,8 @@ Status SqliteRunWriter::Add(const Stack& s) {
 }
 
 Status SqliteRunWriter::Add(const ReplayMeasurement& m) {
-  Lock lock(mu_);
+  Lock lock(sync_->mu, std::defer_lock);
+  MAGNETON_RETURN_IF_ERROR(Enter(lock));
   MAGNETON_RETURN_IF_ERROR(CheckId("replay", m.id, &next_.replays));
   const int64_t key = pending_.Text(m.key), status = pending_.Text(m.status);
   Row& r = pending_.Push(RowKind::kReplay);
@@ -429,8 +456,8 @@ Status SqliteRunWriter::Add(const ReplayMeasurement& m) {
 }
 
 Status SqliteRunWriter::Add(const Stat& s) {
-  Lock lock(mu_);
-  MAGNETON_RETURN_IF_ERROR(Ready());
+  Lock lock(sync_->mu, std::defer_lock);
+  MAGNETON_RETURN_IF_ERROR(Enter(lock));
   const int64_t name = pending_.Text(s.name), severity = pending_.Text(s.severity),
                 description = pending_.Text(s.description);
   Row& r = pending_.Push(RowKind::kStat);
@@ -440,7 +467,8 @@ Status SqliteRunWriter::Add(const Stat& s) {
 }
 
 Status SqliteRunWriter::AddSeries(const SensorSeries& s) {
-  Lock lock(mu_);
+  Lock lock(sync_->mu, std::defer_lock);
+  MAGNETON_RETURN_IF_ERROR(Enter(lock));
   if (s.t_ns.size() != s.value.size())
     return MakeError(ErrorCode::kInvalidArgument, fmt::format("{}: series {} has {} times but {} values", path_,
                                                               s.id, s.t_ns.size(), s.value.size()));
@@ -460,8 +488,8 @@ Status SqliteRunWriter::AddSeries(const SensorSeries& s) {
 }
 
 Status SqliteRunWriter::AddSample(int64_t series_id, int64_t t_ns, double value) {
-  Lock lock(mu_);
-  MAGNETON_RETURN_IF_ERROR(Ready());
+  Lock lock(sync_->mu, std::defer_lock);
+  MAGNETON_RETURN_IF_ERROR(Enter(lock));
   MAGNETON_RETURN_IF_ERROR(CheckRef("series", series_id, next_.series));
   Row& r = pending_.Push(RowKind::kSample);
   r.v[0] = series_id;
@@ -471,15 +499,15 @@ Status SqliteRunWriter::AddSample(int64_t series_id, int64_t t_ns, double value)
 }
 
 Status SqliteRunWriter::SetConfig(const std::string& key, const std::string& value) {
-  Lock lock(mu_);
-  MAGNETON_RETURN_IF_ERROR(Ready());
+  Lock lock(sync_->mu, std::defer_lock);
+  MAGNETON_RETURN_IF_ERROR(Enter(lock));
   PutText(RowKind::kConfig, key, value);
   return Queued(lock);
 }
 
 Status SqliteRunWriter::Link(RowKind kind, const char* what, int64_t id, const int64_t* count, int64_t op_id) {
-  Lock lock(mu_);
-  MAGNETON_RETURN_IF_ERROR(Ready());
+  Lock lock(sync_->mu, std::defer_lock);
+  MAGNETON_RETURN_IF_ERROR(Enter(lock));
   MAGNETON_RETURN_IF_ERROR(CheckRef(what, id, *count));
   Row& r = pending_.Push(kind);
   r.v[0] = op_id;
