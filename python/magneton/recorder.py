@@ -13,6 +13,7 @@ fingerprints=True each tensor value also gets a layout-invariant fingerprint
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from typing import Optional
@@ -136,12 +137,19 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
     stacks: Python call site (file:line:function) of each top-level op.
     kernels: link CUDA kernels to ops through CUPTI when this build has it.
     fingerprint_options: quantiles, singular_values, spectra_max_numel, spectra_max_side.
-    After the block, `.summary` holds counts (ops, tensors, graph_inputs, ...).
+    replay: after the block, replay operators for their energy (docs/energy.md,
+        "Replay"; magneton/replay.py) and add the measurements to the run file:
+        True or "all" (every distinct operator key), a list of operator names or
+        signatures, or a dict {"ops": ..., **options} with options from
+        magneton.replay.DEFAULTS (budget_s, target_cv, window_s, ...). The block
+        is then a capture pass (inputs are cloned): do not time it.
+    After the block, `.summary` holds counts (ops, tensors, graph_inputs, ...)
+    and, with replay, `.replay_result` the replay's results and stats.
     """
 
     def __init__(self, path: str, energy: str = "none", fingerprints: bool = False, stacks: bool = True,
                  kernels: bool = True, overwrite: bool = False, command: Optional[str] = None,
-                 fingerprint_options: Optional[dict] = None):
+                 fingerprint_options: Optional[dict] = None, replay=None):
         if energy not in ENERGY_CHOICES:
             raise ValueError(f"energy={energy!r}: expected one of {', '.join(ENERGY_CHOICES)}")
         self.identity = distributed_identity()
@@ -160,6 +168,21 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
         self.summary: Optional[dict] = None
         self.config: dict = {}
         self._native = None
+        self.replay_result: Optional[dict] = None
+        self._replay_options: Optional[dict] = None
+        self._replay_ops = None
+        self._replay_capture = None
+        self.replay_capture = None
+        if replay is not None and replay is not False:
+            options = dict(replay) if isinstance(replay, dict) else {}
+            self._replay_ops = options.pop("ops", "all") if isinstance(replay, dict) else \
+                ("all" if replay is True else replay)
+            _replay = importlib.import_module("magneton.replay")
+
+            unknown = set(options) - set(_replay.DEFAULTS)
+            if unknown:
+                raise TypeError(f"replay: unknown options {sorted(unknown)}")
+            self._replay_options = options
 
     def __enter__(self):
         import torch
@@ -177,6 +200,11 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
         self._native.set_info("fingerprints", "true" if self.fingerprints else "false")
         if self.identity is not None:
             self._set_distributed_info(torch)
+        if self._replay_options is not None:
+            _replay = importlib.import_module("magneton.replay")
+
+            self._native.set_info("replay", "true")
+            self._replay_capture = ext.ReplayCapture(**_replay._selection(self._replay_ops, None))
         return self
 
     def _set_distributed_info(self, torch) -> None:
@@ -196,8 +224,16 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
             self._synchronize()
         if self.identity is not None and not self.identity["backend"]:
             self._late_backend()  # the process group was initialized inside the block
+        capture, self._replay_capture = self._replay_capture, None
+        if capture is not None:
+            capture.stop()
         native, self._native = self._native, None
         self.summary = native.stop()
+        if capture is not None and exc_type is None:
+            _replay = importlib.import_module("magneton.replay")
+
+            self.replay_result = _replay._run_and_store(self.path, capture, self._replay_options)
+            self.replay_capture = capture  # the captured inputs; `del rec.replay_capture` frees them
         return False  # the block's exception, if any, goes on
 
     def _late_backend(self) -> None:

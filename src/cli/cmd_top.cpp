@@ -8,6 +8,7 @@
 #include "core/store.h"
 #include "energy/attribution.h"
 #include "report/dist.h"
+#include "report/replay_table.h"
 #include "report/top.h"
 
 namespace magneton::cli {
@@ -54,9 +55,11 @@ int Top(const TopArgs& a) {
   if (a.json) {
     nlohmann::json j = report::TopToJson(table, a.limit);
     j["run"] = path;
+    j["replays"] = report::ReplaysToJson(*run);
     fmt::print("{}\n", j.dump(2));
   } else {
     fmt::print("{}", report::RenderTop(table, fmt::format("{} (pid {})", path, run->info.pid), a.limit));
+    fmt::print("{}", report::RenderReplays(*run, a.limit));
   }
   return kExitOk;
 }

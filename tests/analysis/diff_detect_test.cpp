@@ -170,6 +170,38 @@ TEST(DiffDetect, ReplayMeasurementsReplaceAttributedEnergy) {
   EXPECT_TRUE(noted);
 }
 
+TEST(DiffDetect, TimeOnlyReplaysCostByTimeAndNeverMixWithEnergy) {
+  Pair p = Conv1DPair(4, 2, 1.20, 1.0);
+  DiffReport base = DiffPair(p);
+  // Replays made without an energy sensor (joules_per_call < 0), of every op.
+  for (auto* run : {&p.a.b.run, &p.b.b.run})
+    for (const auto& op : run->ops) {
+      ReplayMeasurement m;
+      m.id = static_cast<int64_t>(run->replays.size());
+      m.op = op.id;
+      m.key = op.name;
+      m.calls = 100;
+      m.repeats = 3;
+      m.seconds_per_call = 1e-3;
+      m.joules_per_call = -1;
+      m.status = "ok";
+      run->replays.push_back(m);
+    }
+  // With measured energy they are not used: the costs are the attributed ones.
+  DiffReport r = DiffPair(p);
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].a.source, base.findings[0].a.source);
+  EXPECT_NE(r.findings[0].a.source, CostSource::kReplay);
+  EXPECT_NEAR(r.findings[0].a.joules, base.findings[0].a.joules, 1e-12);
+  // Without energy they are the cost (time), and the source says replay.
+  DiffReport t = Diff(p.a.b.run, p.b.b.run, p.match, p.a.Energy(false), p.b.Energy(false), {});
+  ASSERT_FALSE(t.findings.empty());
+  EXPECT_EQ(t.findings[0].a.source, CostSource::kReplay);
+  EXPECT_TRUE(std::isnan(t.findings[0].a.joules));
+  EXPECT_GT(t.findings[0].a.seconds, 0);
+  for (double x : t.findings[0].a.instances) EXPECT_FALSE(std::isnan(x));
+}
+
 TEST(DiffDetect, IterationsOptionOverridesTheRunInfo) {
   Pair p = Conv1DPair(4, 2, 1.20, 1.0);
   DiffOptions o;

@@ -112,8 +112,14 @@ CostModel::OpCost CostModel::OwnCostOf(int64_t op, int64_t rep) const {
 }
 
 CostModel::OpCost CostModel::CostOf(int64_t op, int64_t rep) const {
-  if (auto it = replay_by_signature_.find(OpSignature(run_, run_.ops[op])); it != replay_by_signature_.end())
-    return {it->second->joules_per_call, it->second->seconds_per_call, true};
+  if (auto it = replay_by_signature_.find(OpSignature(run_, run_.ops[op])); it != replay_by_signature_.end()) {
+    const ReplayMeasurement& m = *it->second;
+    if (m.joules_per_call >= 0) return {m.joules_per_call, m.seconds_per_call, true};
+    // Replayed without an energy sensor (joules_per_call < 0): its time stands
+    // in where the run has no energy either; next to measured energy it cannot.
+    if (!energy_measured()) return {kUnmeasured, m.seconds_per_call, true};
+    return OwnCostOf(op, rep);
+  }
   if (!has_replay_below_[op]) return OwnCostOf(op, rep);
   // Some children were replayed: their replay cost, plus what the op costs
   // beyond its children by the other measurements.
@@ -146,7 +152,7 @@ SideCost CostModel::Cost(const std::vector<int64_t>& ops) const {
     if (op >= 0 && op < static_cast<int64_t>(run_.ops.size()) && !nested(op)) top.push_back(op);
   const int64_t reps = measured_ ? std::max<int64_t>(1, alignment_.repeats) : 1;
   std::vector<double> joules(reps, 0), seconds(reps, 0);
-  bool any_replay = false, all_replay = true;
+  bool any_replay = false, all_replay = true, unknown_joules = false;
   for (int64_t r = 0; r < reps; ++r)
     for (auto op : top) {
       auto c = CostOf(op, r);
@@ -154,6 +160,7 @@ SideCost CostModel::Cost(const std::vector<int64_t>& ops) const {
       seconds[r] += c.seconds;
       any_replay |= c.replayed;
       all_replay &= c.replayed;
+      unknown_joules |= std::isnan(c.joules);  // time-only replays
     }
   SideCost out;
   if (any_replay && all_replay) {
@@ -163,14 +170,15 @@ SideCost CostModel::Cost(const std::vector<int64_t>& ops) const {
   } else {
     out.source = any_replay ? CostSource::kMixed : CostSource::kAttributed;
   }
-  if (fastest_ && out.source == CostSource::kTime) {
+  const bool by_time = out.source == CostSource::kTime || unknown_joules;
+  if (fastest_ && by_time) {
     out.seconds = *std::min_element(seconds.begin(), seconds.end());
     out.instances = {out.seconds};
     return out;
   }
   out.seconds = Median(seconds);
-  if (out.source != CostSource::kTime) out.joules = Median(joules);
-  out.instances = out.source == CostSource::kTime ? seconds : joules;
+  if (!by_time) out.joules = Median(joules);
+  out.instances = by_time ? seconds : joules;
   return out;
 }
 

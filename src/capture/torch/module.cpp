@@ -11,6 +11,10 @@
 #include "core/store.h"
 
 namespace py = pybind11;
+
+namespace magneton::capture {
+void BindReplay(py::module& m);  // replay_bindings.cpp
+}
 using namespace magneton;
 using namespace magneton::capture;
 
@@ -184,6 +188,8 @@ PYBIND11_MODULE(_torch, m) {
         return RunDict(Take(std::move(run)));
       },
       py::arg("path"), "Loads a .mgt run file into plain Python dicts and lists.");
+
+  BindReplay(m);
 
   m.def("_link_kernels_by_time", &LinkKernelsByTime, "Test hook for kernel-to-op linking by time window.");
 }

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "capture/torch/dtype_name.h"
 #include "capture/torch/recorder_state.h"
 
 namespace magneton::capture {
@@ -78,30 +79,6 @@ bool Version(const at::Tensor& t, uint32_t* version) {
   if (!vc.enabled()) return false;
   *version = vc.current_version();
   return true;
-}
-
-std::string DtypeName(c10::ScalarType s) {
-  switch (s) {
-    case c10::ScalarType::Float: return "float32";
-    case c10::ScalarType::Double: return "float64";
-    case c10::ScalarType::Half: return "float16";
-    case c10::ScalarType::BFloat16: return "bfloat16";
-    case c10::ScalarType::Long: return "int64";
-    case c10::ScalarType::Int: return "int32";
-    case c10::ScalarType::Short: return "int16";
-    case c10::ScalarType::Char: return "int8";
-    case c10::ScalarType::Byte: return "uint8";
-    case c10::ScalarType::Bool: return "bool";
-    case c10::ScalarType::ComplexFloat: return "complex64";
-    case c10::ScalarType::ComplexDouble: return "complex128";
-    case c10::ScalarType::Float8_e4m3fn: return "float8_e4m3fn";
-    case c10::ScalarType::Float8_e5m2: return "float8_e5m2";
-    default: {
-      std::string n = c10::toString(s);
-      for (auto& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      return n;
-    }
-  }
 }
 
 // Under state.mu (device ids). False for tensors with no plain layout.

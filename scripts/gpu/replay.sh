@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Operator replay on the GPU machine (issue 8), in one device call:
+#  1. builds magneton (CLI) and magneton._torch in build-gpu;
+#  2. records one GPT-2 block forward (768 wide, fp32, random
+#     weights) on CUDA with fingerprints and replay=True: every distinct
+#     operator key is replayed through the dispatcher in windows of >= 5 NVML
+#     updates (inside a CUDA graph where capture works), until CV <= 2% or the
+#     budget runs out; results are appended to the run file;
+#  3. repeatability: the same replay 5 times for the ops >= 10 us (CV over the
+#     5 repeats of J/call), and additivity: the sum of replayed J/call over one
+#     forward (top-level ops) against the forward's energy over a >= 10 s loop;
+#  4. prints a table: op, calls/window, s/call, J/call total and above idle,
+#     CV, status; then `magneton top --by op` of the run.
+# Files back in $OUT: build.log, replay.log, replay.txt, block.mgt.
+# Budget: ~6 minutes (REPLAY_BUDGET_S, default 240 s of replay) + the build.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+start=$(date +%s)
+source scripts/gpu_env.sh
+OUT=${OUT:-/tmp/replay-out}
+mkdir -p "$OUT"
+step() { echo "== $* ($(( $(date +%s) - start )) s)"; }
+
+step "checking the machine"
+python3 -c "import torch, transformers, pybind11; assert torch.cuda.is_available()" 2>/dev/null \
+  || { echo "replay.sh: needs python3 with torch (CUDA), transformers, pybind11" | tee "$OUT/build.log"; exit 2; }
+python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(0))"
+
+if [ "${NO_BUILD:-0}" != 1 ]; then
+  step "building magneton and magneton._torch (build-gpu)"
+  : > "$OUT/build.log"
+  gpu_build magneton magneton_torch >> "$OUT/build.log" 2>&1 || echo "replay.sh: build failed (build.log)"
+  tail -n 3 "$OUT/build.log"
+fi
+export PYTHONPATH=$PWD/python
+python3 -c "import torch, magneton._torch as m; m.ReplayCapture" 2>>"$OUT/build.log" \
+  || { echo "replay.sh: magneton._torch with replay did not build or import (build.log)"; exit 1; }
+
+script=$(mktemp /tmp/replay.XXXX.py)
+cat > "$script" <<'PY'
+import os, statistics, sys, time
+import torch, transformers, magneton
+from magneton import replay as rp
+transformers.logging.set_verbosity_error()
+out = sys.argv[1]
+budget = float(os.environ.get("REPLAY_BUDGET_S", "240"))
+torch.manual_seed(0)
+cfg = transformers.GPT2Config(n_layer=1, n_embd=768, n_head=12, n_positions=1024)
+block = transformers.models.gpt2.modeling_gpt2.GPT2Block(cfg).cuda().eval()
+x = torch.randn(8, 512, 768, device="cuda")
+with torch.no_grad():
+    for _ in range(3):
+        block(x)  # warm: cuBLAS handles, allocator
+    torch.cuda.synchronize()
+    path = os.path.join(out, "block.mgt")
+    opts = {"budget_s": budget * 0.6, "op_budget_s": 15.0, "energy": "nvml"}
+    with magneton.record(path, fingerprints=True, energy="nvml", overwrite=True, replay=opts) as rec:
+        block(x)
+    res = rec.replay_result
+    print(rp.format_table(res))
+    print("idle W:", res["idle_watts"], " energy:", res["energy_reason"] or "measured")
+    for s in res["stats"]:
+        print(f"stat {s['name']}: {s['value']} ({s['description']})")
+
+    # (a) repeatability: 5 more replays of the ops >= 10 us, CV of J/call over them.
+    long_ops = [r["signature"] for r in res["results"] if r["status"] == "ok" and r["seconds_per_call"] >= 1e-5]
+    per_key = {}
+    if long_ops:
+        for i in range(5):
+            again = rp.replay(path, block, x, ops=long_ops[:6], budget_s=budget * 0.08, op_budget_s=6.0,
+                              energy="nvml", idle_s=0.3, progress=False)
+            for r in again["results"]:
+                if r["joules_per_call"] is not None:
+                    per_key.setdefault(r["name"] + " " + r["signature"][len(r["name"]):][:40], []).append(r["joules_per_call"])
+    print("\n(a) repeatability over 5 replays (J/call)")
+    for k, v in per_key.items():
+        cv = statistics.stdev(v) / statistics.mean(v) * 100 if len(v) > 1 else float("nan")
+        print(f"  {k:<60} mean {statistics.mean(v):.3e} J  CV {cv:.2f}%  (n={len(v)})")
+
+    # (b) additivity: replayed J of one forward's top-level ops vs a >= 10 s loop.
+    run = magneton.load_run(path)
+    by_sig = {r["signature"]: r for r in res["results"] if r["status"] == "ok" and r["joules_per_call"] is not None}
+    top = [op for op in run["ops"] if op["parent"] < 0]
+    covered = [by_sig.get(rp.op_signature(run, op)) for op in top]
+    replay_j = sum(r["joules_per_call"] for r in covered if r)
+    with magneton.Monitor(gpus=[0]) as m:
+        with m.window("loop") as w:
+            n, t0 = 0, time.monotonic()
+            while time.monotonic() - t0 < 10:
+                block(x); n += 1
+            torch.cuda.synchronize()
+    loop_j = (w.measurement.energy_j or {}).get("gpu0")
+    print("\n(b) additivity")
+    print(f"  top-level ops replayed: {sum(1 for r in covered if r)}/{len(top)}")
+    if loop_j:
+        per_fwd = loop_j / n
+        print(f"  replay sum {replay_j:.4f} J/forward vs loop {per_fwd:.4f} J/forward over {n} forwards: "
+              f"{(replay_j / per_fwd - 1) * 100:+.1f}%")
+    else:
+        print("  loop energy unavailable:", w.measurement.reason)
+PY
+step "record + replay (budget ${REPLAY_BUDGET_S:-240} s)"
+timeout 480 python3 "$script" "$OUT" 2>"$OUT/replay.log" | tee "$OUT/replay.txt"
+echo "exit $?"
+tail -n 5 "$OUT/replay.log"
+step "magneton top"
+build-gpu/magneton top "$OUT/block.mgt" --by op 2>&1 | head -30 | tee -a "$OUT/replay.txt"
+step "done"

@@ -1,0 +1,187 @@
+// magneton._torch bindings of operator replay (python/magneton/replay.py wraps them).
+#include <pybind11/functional.h>
+#include <cmath>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <torch/csrc/utils/pybind.h>
+
+#include "capture/torch/replay.h"
+#include "core/store.h"
+
+namespace py = pybind11;
+using namespace magneton;
+using namespace magneton::capture;
+
+namespace magneton::capture {
+
+namespace {
+
+py::dict EntryDict(size_t i, const ReplayEntry& e) {
+  py::dict d;
+  d["index"] = i;
+  d["key"] = e.key;
+  d["signature"] = e.signature;
+  d["name"] = e.name;
+  d["overload"] = e.overload;
+  d["ordinal"] = e.ordinal;
+  d["top_level"] = e.top_level;
+  d["device"] = e.device.str();
+  d["random"] = e.random;
+  d["unsupported"] = e.unsupported;
+  d["recorded_s"] = e.recorded_ns * 1e-9;
+  d["outputs"] = e.expected.size();
+  bool writes = false;
+  for (bool w : e.writes) writes |= w;
+  d["in_place"] = writes;
+  return d;
+}
+
+py::dict ResultDict(const ReplayResult& r) {
+  py::dict d;
+  d["op"] = r.m.op;
+  d["key"] = r.m.key;
+  d["device"] = r.m.device;
+  d["calls"] = r.m.calls;
+  d["repeats"] = r.m.repeats;
+  d["seconds_per_call"] = r.m.seconds_per_call;
+  d["joules_per_call"] = r.energy ? py::object(py::float_(r.m.joules_per_call)) : py::none();
+  d["idle_watts"] = r.m.idle_watts;
+  d["cv"] = r.m.cv;
+  d["status"] = r.m.status;
+  d["energy_source"] = r.energy_source;
+  d["cuda_graph"] = r.cuda_graph;
+  d["detail"] = r.detail;
+  return d;
+}
+
+std::shared_ptr<ReplayEntry> EntryAt(const ReplayCapture& c, size_t i) {
+  auto entries = c.entries();
+  if (i >= entries.size()) throw py::index_error("replay entry " + std::to_string(i) + " out of range");
+  return entries[i];
+}
+
+}  // namespace
+
+void BindReplay(py::module& m) {
+  py::class_<ReplayCapture>(m, "ReplayCapture")
+      .def(py::init([](bool all, std::vector<std::string> signatures, std::vector<std::string> names,
+                       bool top_level_only) {
+             ReplaySelection s;
+             s.all = all;
+             s.signatures.insert(signatures.begin(), signatures.end());
+             s.names.insert(names.begin(), names.end());
+             s.top_level_only = top_level_only;
+             auto r = ReplayCapture::Start(std::move(s), FingerprintOptions{});
+             if (!r.ok()) throw py::value_error(r.error().message);
+             return std::move(r.value());
+           }),
+           py::arg("all") = false, py::arg("signatures") = std::vector<std::string>{},
+           py::arg("names") = std::vector<std::string>{}, py::arg("top_level_only") = false)
+      .def("stop", &ReplayCapture::Stop)
+      .def("seen", &ReplayCapture::seen)
+      .def("entries",
+           [](const ReplayCapture& c) {
+             py::list out;
+             auto entries = c.entries();
+             for (size_t i = 0; i < entries.size(); ++i) out.append(EntryDict(i, *entries[i]));
+             return out;
+           })
+      .def("inputs",
+           [](const ReplayCapture& c, size_t i) {
+             std::vector<at::Tensor> ts;
+             for (const auto& v : EntryAt(c, i)->args) {
+               if (v.isTensor() && v.toTensor().defined()) ts.push_back(v.toTensor());
+               if (v.isList())
+                 for (const auto& e : v.toListRef())
+                   if (e.isTensor() && e.toTensor().defined()) ts.push_back(e.toTensor());
+             }
+             return ts;
+           },
+           "The captured (cloned) tensor inputs of entry i.")
+      .def("call", [](const ReplayCapture& c, size_t i, int64_t n) { CallEntry(*EntryAt(c, i), n); },
+           "n plain calls of entry i (used to capture a CUDA graph).")
+      .def("_corrupt_fingerprint",
+           [](const ReplayCapture& c, size_t i) {
+             auto e = EntryAt(c, i);
+             for (auto& fp : e->expected) {
+               fp.mean += 1 + std::fabs(fp.mean);
+               for (auto& q : fp.quantiles) q += 1 + std::fabs(q);
+             }
+           },
+           "Test hook: makes entry i's recorded output fingerprints wrong.")
+      .def(
+          "replay",
+          [](const ReplayCapture& c, const py::dict& opts, const RunnerFactory& runners) {
+            ReplayOptions o;
+            auto num = [&](const char* k, double* v) {
+              if (opts.contains(k) && !opts[k].is_none()) *v = opts[k].cast<double>();
+            };
+            auto integer = [&](const char* k, int* v) {
+              if (opts.contains(k) && !opts[k].is_none()) *v = opts[k].cast<int>();
+            };
+            num("window_s", &o.window_s);
+            integer("min_updates", &o.min_updates);
+            num("target_cv", &o.target_cv);
+            integer("min_repeats", &o.min_repeats);
+            integer("max_repeats", &o.max_repeats);
+            num("op_budget_s", &o.op_budget_s);
+            num("budget_s", &o.total_budget_s);
+            num("idle_s", &o.idle_s);
+            num("fingerprint_rtol", &o.fingerprint_rtol);
+            if (opts.contains("energy")) o.energy = opts["energy"].cast<std::string>();
+            if (opts.contains("progress")) o.progress = opts["progress"].cast<bool>();
+            auto entries = c.entries();
+            Result<ReplayReport> rep = [&] {
+              py::gil_scoped_release release;
+              return RunReplay(entries, o, runners);
+            }();
+            if (!rep.ok()) throw std::runtime_error(rep.error().message);
+            py::dict out;
+            py::list results;
+            for (const auto& r : rep.value().results) results.append(ResultDict(r));
+            out["results"] = results;
+            py::list stats;
+            for (const auto& s : rep.value().stats) {
+              py::dict x;
+              x["name"] = s.name;
+              x["severity"] = s.severity;
+              x["value"] = s.value;
+              x["description"] = s.description;
+              stats.append(x);
+            }
+            out["stats"] = stats;
+            out["idle_watts"] = rep.value().idle_watts;
+            out["energy_reason"] = rep.value().energy_reason;
+            return out;
+          },
+          py::arg("options"), py::arg("runners") = RunnerFactory{},
+          "Replays every captured entry; returns {results, stats, idle_watts, energy_reason}.");
+
+  m.def(
+      "append_replays",
+      [](const std::string& path, const std::vector<py::dict>& rows) {
+        std::vector<ReplayMeasurement> ms;
+        for (const auto& d : rows) {
+          ReplayMeasurement r;
+          r.op = d["op"].cast<int64_t>();
+          r.key = d["key"].cast<std::string>();
+          r.device = d["device"].cast<int32_t>();
+          r.calls = d["calls"].cast<int64_t>();
+          r.repeats = d["repeats"].cast<int32_t>();
+          r.seconds_per_call = d["seconds_per_call"].cast<double>();
+          r.joules_per_call = d["joules_per_call"].is_none() ? -1.0 : d["joules_per_call"].cast<double>();
+          r.idle_watts = d["idle_watts"].cast<double>();
+          r.cv = d["cv"].cast<double>();
+          r.status = d["status"].cast<std::string>();
+          ms.push_back(std::move(r));
+        }
+        Status st = [&] {
+          py::gil_scoped_release release;
+          return AppendReplays(path, ms);
+        }();
+        if (!st.ok()) throw std::runtime_error(st.error().message);
+      },
+      py::arg("path"), py::arg("rows"), "Adds replay measurements to a finished run file.");
+}
+
+}  // namespace magneton::capture

@@ -1,0 +1,202 @@
+"""Operator replay on the CPU (docs/energy.md, "Replay"): one measurement per
+distinct operator key, in-place and random operators replayed on copies,
+mismatch and budget statuses, storage in the run file and the diff's use of it.
+No energy sensor here: time per call and its spread only, energy unavailable.
+Windows are kept tiny and the CV target loose, so nothing depends on timing."""
+
+import importlib
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+magneton = pytest.importorskip("magneton")
+ext = pytest.importorskip("magneton._torch", reason="magneton._torch is not built (ninja magneton_torch)")
+if not hasattr(ext, "ReplayCapture"):
+    pytest.skip("magneton._torch predates replay: rebuild magneton_torch", allow_module_level=True)
+
+replay_mod = importlib.import_module("magneton.replay")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Tiny windows, a CV target any spread meets: statuses do not depend on timing.
+FAST = {"window_s": 0.005, "min_repeats": 2, "max_repeats": 3, "target_cv": 1e9, "idle_s": 0.0,
+        "op_budget_s": 5.0, "budget_s": 120.0, "progress": False}
+
+
+def _mlp():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 8)).eval()
+
+
+def _record(path, fn, replay=FAST, **kw):
+    with torch.no_grad():
+        with magneton.record(path, fingerprints=True, replay=replay, **kw) as rec:
+            out = fn()
+    return rec, out
+
+
+def test_mlp_one_measurement_per_distinct_key(tmp_path):
+    model, x = _mlp(), torch.randn(4, 16)
+    path = tmp_path / "mlp.mgt"
+    rec, _ = _record(path, lambda: model(x))
+    res = rec.replay_result
+    keys = [r["key"] for r in res["results"]]
+    assert len(keys) == len(set(keys)) > 0
+    # The two Linear layers differ in shapes: two keys each for linear and addmm.
+    names = [r["name"] for r in res["results"]]
+    assert names.count("aten::linear") == 2 and names.count("aten::addmm") == 2
+    assert "aten::relu" in names
+    run = magneton.load_run(path)
+    ops = run["ops"]
+    for r in res["results"]:
+        assert r["status"] == "ok", r
+        assert r["repeats"] >= FAST["min_repeats"] and r["calls"] > 0
+        op = ops[r["op"]]
+        assert replay_mod.op_signature(run, op) == r["signature"]
+        # Replayed time per call within a sane factor of the recorded call
+        # (which also paid for cloning and fingerprints).
+        recorded = (op["end_ns"] - op["start_ns"]) * 1e-9
+        assert 0 < r["seconds_per_call"] < 1000 * recorded + 1e-3, (r, recorded)
+        # No energy sensor on this machine: energy unavailable, time measured.
+        if res["energy_reason"]:
+            assert r["joules_per_call"] is None
+    stored = run["replays"]
+    assert len(stored) == len(res["results"])
+    assert {s["key"] for s in stored} == set(keys)
+    assert all(s["status"] == "ok" and s["seconds_per_call"] > 0 for s in stored)
+    if res["energy_reason"]:
+        assert all(s["joules_per_call"] is None for s in stored)
+
+
+def test_in_place_op_replays_on_copies(tmp_path):
+    x, y = torch.randn(64), torch.randn(64)
+    x0 = x.clone()
+    rec, _ = _record(tmp_path / "inplace.mgt", lambda: x.add_(y))
+    assert torch.equal(x, x0 + y)  # the workload's tensor was written once, by the workload
+    res = rec.replay_result
+    [r] = [r for r in res["results"] if r["name"] == "aten::add_"]
+    assert r["in_place"] and r["status"] == "ok" and r["calls"] > 0
+    entries = rec.replay_capture.entries()
+    i = next(e["index"] for e in entries if e["name"] == "aten::add_")
+    kept_x, kept_y = rec.replay_capture.inputs(i)
+    # Many replayed calls later, the kept inputs still hold the recorded values.
+    assert torch.equal(kept_x, x0) and torch.equal(kept_y, y)
+    assert kept_x.data_ptr() != x.data_ptr()
+
+
+def test_random_ops_replay_with_the_recorded_generator_state(tmp_path):
+    p = torch.full((256,), 0.5)
+
+    def work():
+        a = torch.bernoulli(p)
+        b = torch.nn.functional.dropout(torch.ones(256), 0.5, training=True)
+        return a, b
+
+    torch.manual_seed(7)
+    work()
+    expected_next = torch.rand(4)
+    torch.manual_seed(7)
+    rec, _ = _record(tmp_path / "random.mgt", work)
+    # Replaying random ops many times leaves the workload's random stream as it was.
+    assert torch.equal(torch.rand(4), expected_next)
+    res = rec.replay_result
+    by_name = {r["name"]: r for r in res["results"]}
+    assert by_name["aten::bernoulli"]["random"] and by_name["aten::dropout"]["random"]
+    # The check call restored the recorded state, so the outputs matched.
+    assert by_name["aten::bernoulli"]["status"] == "ok"
+    assert by_name["aten::dropout"]["status"] == "ok"
+
+
+def test_mismatch_when_recorded_fingerprint_is_wrong(tmp_path):
+    model, x = _mlp(), torch.randn(4, 16)
+    path = tmp_path / "mm.mgt"
+    with torch.no_grad():
+        with magneton.record(path, fingerprints=True):
+            model(x)
+        cap = ext.ReplayCapture(all=True)
+        try:
+            model(x)
+        finally:
+            cap.stop()
+    entries = cap.entries()
+    relu = next(e["index"] for e in entries if e["name"] == "aten::relu")
+    cap._corrupt_fingerprint(relu)
+    res = replay_mod._run_and_store(str(path), cap, FAST)
+    status = {r["name"]: r["status"] for r in res["results"]}
+    assert status["aten::relu"] == "mismatch"
+    assert status["aten::addmm"] == "ok"
+    assert any(s["name"] == "replay_mismatch" for s in res["stats"])
+    stored = {s["key"]: s["status"] for s in magneton.load_run(path)["replays"]}
+    assert stored[entries[relu]["key"]] == "mismatch"
+
+
+def test_budget_exhaustion(tmp_path):
+    model, x = _mlp(), torch.randn(4, 16)
+    rec, _ = _record(tmp_path / "budget.mgt", lambda: model(x), replay=dict(FAST, budget_s=0.0))
+    results = rec.replay_result["results"]
+    assert results and all(r["status"] == "budget" for r in results)
+    # A window longer than the per-operator budget: measured nothing, status budget.
+    rec, _ = _record(tmp_path / "budget2.mgt", lambda: model(x), replay=dict(FAST, window_s=5.0, op_budget_s=0.5))
+    assert all(r["status"] == "budget" and r["repeats"] == 0 for r in rec.replay_result["results"])
+
+
+def test_selection_by_name_and_replay_of_a_recorded_run(tmp_path):
+    model, x = _mlp(), torch.randn(4, 16)
+    path = tmp_path / "sel.mgt"
+    with torch.no_grad():
+        with magneton.record(path, fingerprints=True):
+            model(x)
+        with pytest.raises(ValueError):
+            magneton.replay(str(path), model, x)  # no selection and no diff
+        res = magneton.replay(str(path), model, x, ops=["aten::relu"], **FAST)
+    assert [r["name"] for r in res["results"]] == ["aten::relu"]
+    assert res["results"][0]["status"] == "ok"
+    run = magneton.load_run(path)
+    assert [run["ops"][s["op"]]["name"] for s in run["replays"]] == ["aten::relu"]
+
+
+def test_selection_from_diff_json():
+    diff = {"findings": [{"verdict": "waste"}, {"verdict": "noise"}],
+            "regions": [{"finding": 0, "ops_a": ["aten::addmm"], "ops_b": ["aten::mm", "aten::add"]},
+                        {"finding": 1, "ops_a": ["aten::relu"], "ops_b": ["aten::relu"]}]}
+    assert replay_mod.selection_from_diff(diff, "a") == ["aten::addmm"]
+    assert replay_mod.selection_from_diff(diff, "b") == ["aten::add", "aten::mm"]
+    with pytest.raises(ValueError):
+        replay_mod.selection_from_diff(diff, "c")
+
+
+def _magneton():
+    for cand in (os.environ.get("MAGNETON_BIN", ""),
+                 Path(os.environ.get("MAGNETON_BUILD", ROOT / "build")) / "magneton"):
+        if cand and Path(cand).is_file() and os.access(cand, os.X_OK):
+            return str(cand)
+    pytest.skip("magneton is not built (set MAGNETON_BUILD or MAGNETON_BIN)")
+
+
+def test_diff_reports_replay_source(tmp_path):
+    binary = _magneton()
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(16, 16).eval()
+    x = torch.randn(8, 16)
+
+    def a():
+        h = lin(x)
+        return 0.5 * h * (1.0 + torch.tanh(0.7978845608028654 * (h + 0.044715 * torch.pow(h, 3.0))))
+
+    def b():
+        return torch.nn.functional.gelu(lin(x), approximate="tanh")
+
+    _record(tmp_path / "a.mgt", a)
+    _record(tmp_path / "b.mgt", b)
+    p = subprocess.run([binary, "diff", str(tmp_path / "a.mgt"), str(tmp_path / "b.mgt"), "--json"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode in (0, 1), p.stderr
+    report = json.loads(p.stdout)
+    assert report["regions"], report
+    assert any(r["a"]["source"] == "replay" and r["b"]["source"] == "replay" for r in report["regions"]), \
+        [(r["ops_a"], r["a"]["source"], r["b"]["source"]) for r in report["regions"]]
+    assert report["runs"]["a"]["replays"] and report["runs"]["b"]["replays"]
