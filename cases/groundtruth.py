@@ -111,8 +111,14 @@ def _tagged(stdout: str) -> list[dict]:
             if line.startswith(casekit.TAG)]
 
 
+# time.monotonic() by which every command must have ended (--budget); None: no budget.
+DEADLINE: float | None = None
+
+
 def _run(cmd: list[str], timeout: float, env: dict | None = None) -> tuple[list[dict], str]:
     """Runs a command; returns its tagged records and, on failure, the error's last lines."""
+    if DEADLINE is not None:
+        timeout = max(5.0, min(timeout, DEADLINE - time.monotonic()))
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
@@ -274,6 +280,8 @@ def main() -> int:
 
     failed = 0
     begun = time.monotonic()
+    global DEADLINE
+    DEADLINE = begun + args.budget if args.budget else None
     for case in wanted:
         exp = casekit.expected(case)
         if args.device == "cpu" and exp.get("gpu_only"):

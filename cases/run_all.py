@@ -49,7 +49,14 @@ def _env() -> dict:
     return env
 
 
+# time.monotonic() by which every command must have ended (--budget), so that one hang
+# cannot outlast the budget; None: no budget.
+DEADLINE: float | None = None
+
+
 def _run(cmd: list[str], timeout: float) -> tuple[int, str, str]:
+    if DEADLINE is not None:
+        timeout = max(5.0, min(timeout, DEADLINE - time.monotonic()))
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=_env())
         return p.returncode, p.stdout, p.stderr
@@ -139,6 +146,8 @@ def main() -> int:
 
     rows = []
     begun = time.monotonic()
+    global DEADLINE
+    DEADLINE = begun + args.budget if args.budget else None
     for case in wanted:
         exp = casekit.expected(case)
         runs = Path(args.runs_root) / case / "runs"
@@ -158,8 +167,9 @@ def main() -> int:
         if not error:
             doc, error = diff_case(runs, args)
         rows.append(findings.assess(case, exp, gt.get("cases", {}).get(case), doc, error, runs))
+        # After every case, so that a run stopped from outside still leaves the cases done.
+        Path(args.results).write_text(findings.results_markdown(rows, gt, args, datetime.date.today()))
 
-    Path(args.results).write_text(findings.results_markdown(rows, gt, args, datetime.date.today()))
     print(findings.summary_table(rows))
     print(f"\nwrote {args.results}", file=sys.stderr)
     if no_cli:

@@ -17,7 +17,27 @@ if [ -z "${CUDA_HOME:-}" ]; then
 fi
 export GPU_CMAKE_ARGS="-DSQLite3_INCLUDE_DIR=$root/usr/include -DSQLite3_LIBRARY=/usr/lib/x86_64-linux-gnu/libsqlite3.so.0 -DCMAKE_PREFIX_PATH=$root/usr -DCUDAToolkit_ROOT=${CUDA_HOME:-/usr/local/cuda} -DPython_EXECUTABLE=$(command -v python3) -DMAGNETON_TESTS=OFF -DMAGNETON_BENCH=OFF"
 export LD_LIBRARY_PATH=$root/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+# Binaries linked here look for libcupti.so.13 in /usr/local/cuda/lib64 (their RUNPATH);
+# where the toolkit lives elsewhere, or keeps CUPTI under extras/, point the loader there.
+if [ ! -e /usr/local/cuda/lib64/libcupti.so.13 ] && [ -n "${CUDA_HOME:-}" ]; then
+  export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$CUDA_HOME/lib64:$CUDA_HOME/extras/CUPTI/lib64
+fi
 set +e
+
+# cap SECONDS: SECONDS, or fewer so that the script still ends inside its BUDGET
+# (needs $start and $BUDGET; keeps RESERVE seconds, default 20, for the summary).
+cap() {
+  local l=$(( BUDGET - ($(date +%s) - start) - ${RESERVE:-20} ))
+  if [ "$l" -lt "$1" ]; then echo $(( l > 5 ? l : 5 )); else echo "$1"; fi
+}
+# fit FILE...: gzip any file over 15 MiB (files back from the device: 16 MiB each at most).
+fit() {
+  local f
+  for f in "$@"; do
+    [ -f "$f" ] && [ "$(stat -c %s "$f")" -gt $((15 * 1024 * 1024)) ] && gzip -f "$f" && echo "fit: gzipped $f"
+  done
+  return 0
+}
 
 # gpu_build TARGET...: what a script needs, where a build here leaves it
 # (build-gpu/magneton, build-gpu/libmagneton_cupti.so, python/magneton/_*.so).
@@ -26,8 +46,10 @@ set +e
 gpu_build() {
   if [ -f .gpubin/magneton ] && [ -f .gpubin/libmagneton_cupti.so ] && ls .gpubin/_torch.*.so >/dev/null 2>&1; then
     mkdir -p build-gpu && cp .gpubin/magneton .gpubin/libmagneton_cupti.so build-gpu/ &&
-      cp .gpubin/_*.so python/magneton/ && echo "gpu_build: prebuilt binaries from .gpubin"
-    return
+      cp .gpubin/_*.so python/magneton/ && echo "gpu_build: prebuilt binaries from .gpubin" || return
+    # A library the loader cannot find here (libfmt.so.9, libsqlite3, libcupti) fails every step.
+    ! ldd build-gpu/magneton build-gpu/libmagneton_cupti.so | grep "not found" || echo "gpu_build: unresolved libraries above"
+    return 0
   fi
   cmake -S . -B build-gpu -G Ninja $GPU_CMAKE_ARGS && ninja -C build-gpu -j16 "$@"
 }

@@ -14,16 +14,34 @@
 #                        [--diff-args '--threshold 5']
 #
 # Whole script: at most ~9 minutes (BUDGET seconds, default 530); cases that would
-# start past it are reported as not run.
+# start past it are reported as not run, and every command's timeout is cut to what
+# is left. Estimate on the H200 with .gpubin carried (no build): engine.cu ~15 s;
+# ground truth ~15-20 s per case (start-up, 2 x 0.3 s warm-up, 2 x trials x seconds
+# of windows) = ~4 min for the 13 cases that run; recording ~10-15 s per side plus
+# the diff = ~5 min. So the full suite needs ~9-10 minutes: expect run_all to report
+# the last cases as not run; split with --cases over two calls for all of them
+# (--groundtruth-only: ~4.5 min).
+#   usage on the device: carry [".gpudeps", ".gpubin"]; OUT=$OUT scripts/gpu/cases.sh
+# GPU_DRY=1: the same steps on a CPU machine (--device cpu --small, 0.2 s windows,
+# 1 trial, run files under /tmp/cases-dry instead of cases/*/runs; engine.cu is
+# compiled if nvcc is there; the gpu_only cases are skipped), to try this script
+# off the GPU machine (about 4-5 minutes on a loaded 2-core CPU machine; BUDGET 900):
+#   PATH=~/.cache/magneton/venv-py312/bin:$PATH GPU_DRY=1 OUT=/tmp/dry-cases scripts/gpu/cases.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$(date +%s)
 source scripts/gpu_env.sh
 OUT=${OUT:-/tmp/cases-out}
 mkdir -p "$OUT"
-BUDGET=${BUDGET:-530}
+dry=${GPU_DRY:-0}
+if [ "$dry" = 1 ]; then BUDGET=${BUDGET:-900}; else BUDGET=${BUDGET:-530}; fi
 
 mode=full seconds=1.5 trials=3 cases="" replay="" diff_args=""
+dev=cuda small=() runs_root=$PWD
+if [ "$dry" = 1 ]; then
+  seconds=0.2 trials=1 dev=cpu small=(--small) runs_root=/tmp/cases-dry
+  rm -rf "$runs_root"; mkdir -p "$runs_root/cases"
+fi
 while [ $# -gt 0 ]; do
   case "$1" in
     --groundtruth-only) mode=groundtruth ;;
@@ -42,18 +60,31 @@ step() { echo "== $* ($(( $(date +%s) - start )) s)"; }
 step "checking the machine"
 missing=""
 python3 -c "import torch, transformers, jax, numpy" 2>/dev/null || missing+=" python3(torch/transformers/jax/numpy)"
-export PATH=/usr/local/cuda/bin:$PATH
-command -v nvcc >/dev/null || missing+=" nvcc"
-[ -e /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1 ] || [ -e /usr/lib/libnvidia-ml.so.1 ] || missing+=" libnvidia-ml.so.1"
+export PATH=${CUDA_HOME:-/usr/local/cuda}/bin:$PATH
+if [ "$dry" != 1 ]; then
+  command -v nvcc >/dev/null || missing+=" nvcc"
+  # As groundtruth.py loads it (the driver's libraries may be mounted outside /usr/lib).
+  python3 -c "import ctypes; ctypes.CDLL('libnvidia-ml.so.1')" 2>/dev/null || missing+=" libnvidia-ml.so.1"
+fi
 if [ -n "$missing" ]; then echo "cases.sh: missing on this machine:$missing" | tee "$OUT/build.log"; exit 2; fi
-python3 -c "import torch, jax; print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name(0)); print('jax', jax.__version__)"
+timeout -k 5 60 python3 -c "import torch, jax; print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'cpu'); print('jax', jax.__version__, jax.devices())"
 
 step "building (build-gpu)"
 : > "$OUT/build.log"
 engine=build-gpu/cases/engine
 mkdir -p build-gpu/cases
-if ! nvcc -O2 -std=c++17 -o "$engine" cases/cublas-engine/engine.cu -lcublas -ldl >> "$OUT/build.log" 2>&1; then
+# The rpath: the loader may not know the toolkit's lib64 (libcublas.so.13).
+if ! command -v nvcc >/dev/null; then
+  echo "cases.sh: no nvcc; engine.cu not compiled" | tee -a "$OUT/build.log"
+elif ! timeout -k 5 120 nvcc -O2 -std=c++17 -o "$engine" cases/cublas-engine/engine.cu -lcublas -ldl \
+    -Xlinker -rpath -Xlinker "$(dirname "$(dirname "$(command -v nvcc)")")/lib64" >> "$OUT/build.log" 2>&1; then
   echo "cases.sh: engine.cu did not compile (see build.log); cublas-engine will fail"
+else
+  ! ldd "$engine" | grep "not found" || echo "cases.sh: the engine's libraries are not all found"
+  if [ "$dry" = 1 ]; then  # no GPU: it must start, read its arguments and stop at cuBLAS (exit 3)
+    timeout -k 5 30 "$engine" --compute fp32 --iters 1 --warmup 1 >> "$OUT/build.log" 2>&1
+    echo "cases.sh: the engine without a GPU: exit $? (3 expected)" | tee -a "$OUT/build.log"
+  fi
 fi
 export CASES_ENGINE=$PWD/$engine
 if [ $mode = full ]; then
@@ -68,16 +99,29 @@ step "ground truth"
 # In the full mode, keep ~200 s for recording and diffing 26 runs.
 if [ $mode = full ]; then gt_budget=$(( $(left) - 200 )); else gt_budget=$(( $(left) - 10 )); fi
 [ "$gt_budget" -lt 120 ] && gt_budget=120
-python3 cases/groundtruth.py --out "$OUT" --seconds "$seconds" --trials "$trials" --warm 0.3 \
-  --budget "$gt_budget" ${cases:+--cases "$cases"} 2>&1 | tee "$OUT/groundtruth.txt"
+[ "$gt_budget" -gt $(( $(left) - 30 )) ] && gt_budget=$(( $(left) - 30 ))
+[ "$gt_budget" -lt 20 ] && gt_budget=20
+# groundtruth.json is rewritten after every case, so a killed call still returns what was measured.
+timeout -k 5 $(( gt_budget + 30 )) python3 -u cases/groundtruth.py --out "$OUT" --seconds "$seconds" --trials "$trials" \
+  --warm 0.3 --budget "$gt_budget" --timeout 120 --device $dev "${small[@]}" ${cases:+--cases "$cases"} 2>&1 |
+  tee "$OUT/groundtruth.txt"
 
 if [ $mode = full ]; then
   step "recording and diffing every case"
-  PYTHONPATH=$PWD/python python3 cases/run_all.py --groundtruth "$OUT/groundtruth.json" \
-    --magneton build-gpu/magneton --results "$OUT/RESULTS.md" --budget $(( $(left) - 15 )) \
-    --timeout 120 $replay --diff-args "$diff_args" ${cases:+--cases "$cases"} 2>&1 | tee "$OUT/run_all.txt"
+  # run_all cuts each command's timeout to its budget; the outer timeout is the backstop.
+  rb=$(( $(left) - 15 )); [ "$rb" -lt 30 ] && rb=30
+  PYTHONPATH=$PWD/python timeout -k 5 $(( rb + 10 )) python3 -u cases/run_all.py --groundtruth "$OUT/groundtruth.json" \
+    --magneton build-gpu/magneton --results "$OUT/RESULTS.md" --budget $rb --device $dev "${small[@]}" \
+    --runs-root "$runs_root/cases" --timeout 120 $replay --diff-args "$diff_args" ${cases:+--cases "$cases"} 2>&1 |
+    tee "$OUT/run_all.txt"
   # One archive (files back are limited to 8, 16 MiB each): split only if it must.
-  if tar -I 'xz -T0 -6' -cf "$OUT/runs.tar.xz" cases/*/runs 2>/dev/null; then
+  if (cd "$runs_root" && ls -d cases/*/runs >/dev/null 2>&1 &&
+      tar -I 'xz -T0 -6' -cf "$OUT/runs.tar.xz" cases/*/runs 2>/dev/null); then
+    # 5 other files + at most 3 parts: past 45 MiB only the diffs come back.
+    if [ "$(stat -c %s "$OUT/runs.tar.xz")" -gt $((45 * 1024 * 1024)) ]; then
+      (cd "$runs_root" && tar -I 'xz -T0 -6' -cf "$OUT/runs.tar.xz" cases/*/runs/diff.json)
+      echo "cases.sh: the run files exceed 45 MiB packed; runs.tar.xz holds the diff.json files only"
+    fi
     if [ "$(stat -c %s "$OUT/runs.tar.xz")" -gt $((15 * 1024 * 1024)) ]; then
       split -b 15M -d "$OUT/runs.tar.xz" "$OUT/runs.tar.xz.part" && rm "$OUT/runs.tar.xz"
       echo "cases.sh: runs.tar.xz split in parts (cat runs.tar.xz.part* | tar -xJ)"

@@ -13,42 +13,53 @@
 #  6. prints a table. Files back in $OUT (8): build.log, diff.log, summary.txt,
 #     conv1d.json, tf32.json, aa.json, report-conv1d.html, fixtures.tar.gz
 #     (GPU fixtures + the TF32 report + the trace).
-# Budget: about 6 minutes on the H200 (the build and the fingerprint passes).
-# DIFF_SH_DRY=1: tiny models on the CPU with an existing build (BUILD, default
-# build), to try this script off the GPU machine.
+# Budget: about 4 minutes on the H200 with .gpubin carried (no build): per
+# process ~10 s of start-up and imports, 2 demo cases x 2 variants (fingerprint
+# pass + 50 measured iterations), the A/A recording and 4 small fixture
+# recordings. Hard cap: BUDGET seconds (default 540); every step's timeout is cut
+# to what is left, so a hang cannot outlast the call, and diff.log is written as
+# it goes.
+#   usage on the device: carry [".gpudeps", ".gpubin"]; OUT=$OUT scripts/gpu/diff.sh
+# GPU_DRY=1 (or DIFF_SH_DRY=1): the same steps on a CPU machine (tiny models,
+# --device cpu, 3 iterations; no CUDA check), with the binaries of
+# scripts/gpu/prebuild.sh, to try this script off the GPU machine:
+#   PATH=~/.cache/magneton/venv-py312/bin:$PATH GPU_DRY=1 OUT=/tmp/dry-diff scripts/gpu/diff.sh
+# (about 2 minutes on a 2-core CPU machine).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$(date +%s)
 source scripts/gpu_env.sh
 OUT=${OUT:-/tmp/diff-out}
+BUDGET=${BUDGET:-540}
 mkdir -p "$OUT"
 log="$OUT/diff.log"
 : > "$log"
 step() { echo "== $* ($(( $(date +%s) - start )) s)" | tee -a "$log"; }
+# t SECONDS CMD...: CMD under a timeout cut to the budget (killed 5 s after SIGTERM).
+t() { local s; s=$(cap "$1"); shift; timeout -k 5 "$s" "$@"; }
 
-dry=${DIFF_SH_DRY:-0}
-dev=cuda; size=(); iters=50; py=python3
-if [ "$dry" = 1 ]; then dev=cpu; size=(--size tiny); iters=3; py=${MAGNETON_PYTHON:-python3}; fi
+dry=${GPU_DRY:-${DIFF_SH_DRY:-0}}
+dev=cuda; size=(); iters=50; fix_iters=20; py=${MAGNETON_PYTHON:-python3}
+if [ "$dry" = 1 ]; then dev=cpu; size=(--size tiny); iters=3; fix_iters=3; fi
 
 step "checking the machine"
 missing=""
-$py -c "import torch, transformers, pybind11" 2>/dev/null || missing+=" python3(torch/transformers/pybind11)"
-[ "$dry" = 1 ] || python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null || missing+=" cuda-device"
-for h in eigen3/Eigen/Core nlohmann/json.hpp fmt/core.h CLI/CLI.hpp; do
-  [ -e /usr/include/$h ] || [ -e /tmp/gpudeps/usr/include/$h ] || missing+=" $h"
-done
+$py -c "import torch, transformers, sqlite3" 2>/dev/null || missing+=" $py(torch/transformers/sqlite3)"
+[ "$dry" = 1 ] || $py -c "import torch; assert torch.cuda.is_available()" 2>/dev/null || missing+=" cuda-device"
+if [ ! -d .gpubin ]; then  # building here: the headers the build needs
+  $py -c "import pybind11" 2>/dev/null || missing+=" pybind11"
+  for h in eigen3/Eigen/Core nlohmann/json.hpp fmt/core.h CLI/CLI.hpp; do
+    [ -e /usr/include/$h ] || [ -e /tmp/gpudeps/usr/include/$h ] || missing+=" $h"
+  done
+fi
 if [ -n "$missing" ]; then echo "diff.sh: missing on this machine:$missing" | tee "$OUT/build.log"; exit 2; fi
 $py -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'cpu')" | tee -a "$log"
 
 : > "$OUT/build.log"
-if [ "$dry" = 1 ]; then
-  M=$PWD/${BUILD:-build}/magneton
-else
-  step "building magneton and magneton._torch (build-gpu)"
-  gpu_build magneton magneton_torch >> "$OUT/build.log" 2>&1 || echo "diff.sh: build failed (build.log)"
-  tail -n 3 "$OUT/build.log"
-  M=$PWD/build-gpu/magneton
-fi
+step "building magneton and magneton._torch (build-gpu)"
+gpu_build magneton magneton_torch >> "$OUT/build.log" 2>&1 || echo "diff.sh: build failed (build.log)"
+tail -n 3 "$OUT/build.log"
+M=$PWD/build-gpu/magneton
 export PYTHONPATH=$PWD/python MAGNETON_PYTHON=$(command -v $py) MAGNETON_RULES=$PWD/rules
 export TRANSFORMERS_VERBOSITY=error
 if [ ! -x "$M" ] || ! $py -c "import torch, magneton._torch" 2>>"$OUT/build.log"; then
@@ -57,47 +68,49 @@ fi
 runs=/tmp/diff-runs
 rm -rf "$runs"; mkdir -p "$runs"
 
-step "demo gpt2-conv1d (full size, 50 measured iterations)"
-timeout 240 "$M" demo --case gpt2-conv1d --device $dev "${size[@]}" --iterations $iters --out "$runs/conv1d" --color never >> "$log" 2>&1
+step "demo gpt2-conv1d (${size[*]:-full size}, $iters measured iterations)"
+t 200 "$M" demo --case gpt2-conv1d --device $dev "${size[@]}" --iterations $iters --out "$runs/conv1d" --color never >> "$log" 2>&1
 echo "exit $?" >> "$log"
-"$M" diff "$runs/conv1d/addmm.mgt" "$runs/conv1d/mm_add.mgt" --measured-a "$runs/conv1d/addmm-measured.mgt" \
+t 60 "$M" diff "$runs/conv1d/addmm.mgt" "$runs/conv1d/mm_add.mgt" --measured-a "$runs/conv1d/addmm-measured.mgt" \
   --measured-b "$runs/conv1d/mm_add-measured.mgt" --json > "$OUT/conv1d.json" 2>> "$log"
 cp "$runs/conv1d/report.html" "$OUT/report-conv1d.html" 2>/dev/null
 
-step "demo unet-tf32 (full size)"
-timeout 120 "$M" demo --case unet-tf32 --device $dev "${size[@]}" --iterations $iters --out "$runs/tf32" --color never >> "$log" 2>&1
+step "demo unet-tf32 (${size[*]:-full size})"
+t 120 "$M" demo --case unet-tf32 --device $dev "${size[@]}" --iterations $iters --out "$runs/tf32" --color never >> "$log" 2>&1
 echo "exit $?" >> "$log"
-"$M" diff "$runs/tf32/fp32.mgt" "$runs/tf32/tf32.mgt" --measured-a "$runs/tf32/fp32-measured.mgt" \
+t 60 "$M" diff "$runs/tf32/fp32.mgt" "$runs/tf32/tf32.mgt" --measured-a "$runs/tf32/fp32-measured.mgt" \
   --measured-b "$runs/tf32/tf32-measured.mgt" --json > "$OUT/tf32.json" 2>> "$log"
 
 step "A/A: the addmm variant again"
-timeout 150 $py -m magneton.demo.gpt2_blocks --variant addmm --device $dev "${size[@]}" --iterations $iters \
+t 120 $py -m magneton.demo.gpt2_blocks --variant addmm --device $dev "${size[@]}" --iterations $iters \
   --out "$runs/conv1d/addmm_again.mgt" --measured "$runs/conv1d/addmm_again-measured.mgt" >> "$log" 2>&1
-"$M" diff "$runs/conv1d/addmm.mgt" "$runs/conv1d/addmm_again.mgt" --measured-a "$runs/conv1d/addmm-measured.mgt" \
+echo "exit $?" >> "$log"
+t 60 "$M" diff "$runs/conv1d/addmm.mgt" "$runs/conv1d/addmm_again.mgt" --measured-a "$runs/conv1d/addmm-measured.mgt" \
   --measured-b "$runs/conv1d/addmm_again-measured.mgt" --color never >> "$log" 2>&1
 echo "A/A exit $?" >> "$log"
-"$M" diff "$runs/conv1d/addmm.mgt" "$runs/conv1d/addmm_again.mgt" --measured-a "$runs/conv1d/addmm-measured.mgt" \
+t 60 "$M" diff "$runs/conv1d/addmm.mgt" "$runs/conv1d/addmm_again.mgt" --measured-a "$runs/conv1d/addmm-measured.mgt" \
   --measured-b "$runs/conv1d/addmm_again-measured.mgt" --json > "$OUT/aa.json" 2>> "$log"
 
 step "small GPU fixtures, export, check"
 fix="$runs/fixtures/gpu"
 mkdir -p "$fix"
 for v in fp32 tf32; do
-  timeout 60 $py -m magneton.demo.unet_tf32 --variant $v --size small --device $dev --iterations 20 \
+  t 60 $py -m magneton.demo.unet_tf32 --variant $v --size small --device $dev --iterations $fix_iters \
     --out "$fix/unet_$v.mgt" --measured "$fix/unet_$v-measured.mgt" >> "$log" 2>&1
 done
 for v in addmm mm_add; do
-  timeout 60 $py -m magneton.demo.gpt2_blocks --variant $v --size tiny --device $dev --iterations 20 \
+  t 60 $py -m magneton.demo.gpt2_blocks --variant $v --size tiny --device $dev --iterations $fix_iters \
     --out "$fix/gpt2_$v.mgt" --measured "$fix/gpt2_$v-measured.mgt" >> "$log" 2>&1
 done
-for f in "$fix"/*.mgt; do $py -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('VACUUM'); c.close()" "$f"; done
-"$M" export --perfetto "$fix/unet_fp32-measured.mgt" -o "$runs/fixtures/unet_fp32.trace.json" >> "$log" 2>&1
+for f in "$fix"/*.mgt; do t 30 $py -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('VACUUM'); c.close()" "$f"; done
+t 60 "$M" export --perfetto "$fix/unet_fp32-measured.mgt" -o "$runs/fixtures/unet_fp32.trace.json" >> "$log" 2>&1
 echo "export exit $?" >> "$log"
-"$M" check --baseline "$fix/unet_tf32.mgt" "$fix/unet_fp32.mgt" --measured-a "$fix/unet_tf32-measured.mgt" \
+t 60 "$M" check --baseline "$fix/unet_tf32.mgt" "$fix/unet_fp32.mgt" --measured-a "$fix/unet_tf32-measured.mgt" \
   --measured-b "$fix/unet_fp32-measured.mgt" --max-regression 5% --color never >> "$log" 2>&1
 echo "check exit $? (1 expected: TF32 off regresses)" >> "$log"
 cp "$runs/tf32/report.html" "$runs/fixtures/report-tf32.html" 2>/dev/null
 tar -czf "$OUT/fixtures.tar.gz" -C "$runs/fixtures" . 2>> "$log"
+fit "$OUT"/*
 
 step "summary"
 $py - "$OUT" > "$OUT/summary.txt" <<'PY'
@@ -125,4 +138,5 @@ for name in ("conv1d", "tf32", "aa"):
         print(f"{'':<8} note: {n}")
 PY
 cat "$OUT/summary.txt"
+ls -la "$OUT" >> "$log"
 step "done"

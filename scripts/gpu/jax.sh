@@ -10,16 +10,28 @@
 #  3. runs `magneton diff` on each pair and prints a short table: ops, kernels,
 #     kernels linked to an op / to a JAX equation, energy, regions matched.
 # Files back in $OUT (<= 8): build.log, record.log, diff-<model>.txt, diff-<model>.json,
-# summary.txt. Whole script: well under 4 minutes on the H200 (builds ~1-2 min).
+# summary.txt, runs.tar.xz (the run files, to diff again offline with other options);
+# 8 with the two default models; with more, the diff files travel in diffs.tar.gz. Whole script on the H200 with .gpubin carried (no build):
+# ~2 minutes: 4 recording processes of ~15-25 s each (imports of torch and jax,
+# JAX compiles, CUPTI), the diffs in seconds. Hard cap: BUDGET seconds (default 300);
+# each step's timeout is cut to what is left.
 #
+#   usage on the device: carry [".gpudeps", ".gpubin"]; OUT=$OUT scripts/gpu/jax.sh
 #   scripts/gpu/jax.sh [--models mlp,attention] [--repeat 20]
+# GPU_DRY=1: the same steps on a CPU machine (--size small --device cpu --energy none,
+# JAX's CPU backend, repeat 2; no GPU or NVML check), to try this script off the GPU
+# machine (about 1-2 minutes on a 2-core CPU machine):
+#   PATH=~/.cache/magneton/venv-py312/bin:$PATH GPU_DRY=1 OUT=/tmp/dry-jax scripts/gpu/jax.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$(date +%s)
 source scripts/gpu_env.sh
 OUT=${OUT:-/tmp/jax-out}
+BUDGET=${BUDGET:-300}
 mkdir -p "$OUT"
-models=mlp,attention repeat=20
+dry=${GPU_DRY:-0}
+models=mlp,attention repeat=20 size=large dev=cuda energy=nvml
+if [ "$dry" = 1 ]; then repeat=2 size=small dev=cpu energy=none; export JAX_PLATFORMS=cpu; fi
 while [ $# -gt 0 ]; do
   case "$1" in
     --models) models=$2; shift ;;
@@ -29,14 +41,19 @@ while [ $# -gt 0 ]; do
   shift
 done
 step() { echo "== $* ($(( $(date +%s) - start )) s)"; }
+# t SECONDS CMD...: CMD under a timeout cut to the budget (killed 5 s after SIGTERM).
+t() { local s; s=$(cap "$1"); shift; timeout -k 5 "$s" "$@"; }
 
 step "checking the machine"
 missing=""
 python3 -c "import torch, jax, numpy" 2>/dev/null || missing+=" python3(torch/jax/numpy)"
-python3 -c "import jax; assert jax.devices('gpu')" 2>/dev/null || missing+=" jax-gpu-devices"
-[ -e /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1 ] || [ -e /usr/lib/libnvidia-ml.so.1 ] || missing+=" libnvidia-ml.so.1"
+if [ "$dry" != 1 ]; then
+  t 60 python3 -c "import jax; assert jax.devices('gpu')" 2>/dev/null || missing+=" jax-gpu-devices"
+  # As magneton's NVML sampler loads it (the driver's libraries may be mounted outside /usr/lib).
+  python3 -c "import ctypes; ctypes.CDLL('libnvidia-ml.so.1')" 2>/dev/null || missing+=" libnvidia-ml.so.1"
+fi
 if [ -n "$missing" ]; then echo "jax.sh: missing on this machine:$missing" | tee "$OUT/build.log"; exit 2; fi
-python3 -c "import torch, jax; print('torch', torch.__version__, torch.cuda.get_device_name(0), '| jax', jax.__version__, jax.devices())"
+t 60 python3 -c "import torch, jax; print('torch', torch.__version__, torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'cpu', '| jax', jax.__version__, jax.devices())"
 
 step "building (build-gpu)"
 : > "$OUT/build.log"
@@ -47,16 +64,17 @@ if ! PYTHONPATH=python python3 -c "import magneton._torch" 2>>"$OUT/build.log"; 
   echo "jax.sh: magneton._torch did not build; nothing to record"; exit 1
 fi
 
-step "recording ($models, large, energy=nvml, repeat=$repeat)"
+step "recording ($models, $size, $dev, energy=$energy, repeat=$repeat)"
 runs=$(mktemp -d /tmp/jax-runs.XXXX)
 export PYTHONPATH=$PWD/python XLA_PYTHON_CLIENT_PREALLOCATE=false
 : > "$OUT/record.log"
 for m in ${models//,/ }; do
   for side in torch jax; do
     extra=""; [ $side = torch ] && extra=--torch-measured
-    timeout 150 python3 tests/data/jax/make_fixtures.py "$runs" --size large --device cuda --energy nvml \
+    echo "-- $m/$side ($(( $(date +%s) - start )) s)" >> "$OUT/record.log"
+    t 120 python3 -u tests/data/jax/make_fixtures.py "$runs" --size $size --device $dev --energy $energy \
       --repeat "$repeat" --models "$m" --sides $side $extra >> "$OUT/record.log" 2>&1 \
-      || echo "jax.sh: recording $m/$side failed (record.log)"
+      || echo "jax.sh: recording $m/$side failed, exit $? (record.log)" | tee -a "$OUT/record.log"
   done
 done
 tail -n 8 "$OUT/record.log"
@@ -72,9 +90,9 @@ for m in ${models//,/ }; do
     if build-gpu/magneton diff --help 2>&1 | grep -q -- "--measured-a"; then
       measured="--measured-a $runs/${m}_torch_measured.mgt"
     fi
-    build-gpu/magneton diff "$a" "$b" $measured > "$OUT/diff-$m.txt" 2>&1
+    t 60 build-gpu/magneton diff "$a" "$b" $measured --color never > "$OUT/diff-$m.txt" 2>&1
     echo "diff $m: exit $? (1 = findings)"
-    build-gpu/magneton diff "$a" "$b" $measured --json > "$OUT/diff-$m.json" 2>>"$OUT/diff-$m.txt"
+    t 60 build-gpu/magneton diff "$a" "$b" $measured --json > "$OUT/diff-$m.json" 2>>"$OUT/diff-$m.txt"
     head -n 25 "$OUT/diff-$m.txt"
   else
     echo "jax.sh: this build has no 'magneton diff' subcommand yet" | tee "$OUT/diff-$m.txt"
@@ -82,7 +100,7 @@ for m in ${models//,/ }; do
 done
 
 step "summary"
-python3 - "$runs" "$OUT" $models <<'EOF' | tee "$OUT/summary.txt"
+t 60 python3 - "$runs" "$OUT" $models <<'EOF' | tee "$OUT/summary.txt"
 import json, os, sys
 import magneton
 runs, out, models = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
@@ -113,8 +131,9 @@ for m in models:
             j = json.load(open(d))
             regions = j.get("regions", [])
             share = j.get("summary", {}).get("matched_share", {})
+            pc = lambda x: f"{100 * x:.0f}%" if isinstance(x, (int, float)) else "?"
             print(f"  diff {m}: {len(regions)} regions matched, {len(j.get('findings', []))} findings, "
-                  f"matched share torch {share.get('a')} jax {share.get('b')}")
+                  f"matched share torch {pc(share.get('a'))} jax {pc(share.get('b'))}")
             for r in regions[:12]:
                 cost = lambda c: (f"{c.get('joules') or 0:.3g}J/{1e3 * (c.get('seconds') or 0):.3g}ms"
                                   if isinstance(c, dict) else "?")
@@ -123,5 +142,11 @@ for m in models:
         except ValueError as e:
             print(f"  diff {m}: unreadable JSON ({e})")
 EOF
+tar -C "$runs" -cJf "$OUT/runs.tar.xz" . 2>/dev/null || echo "jax.sh: no run files to pack"
 rm -rf "$runs"
+# At most 8 files come back: past that, the per-model diff files travel as one archive.
+if [ "$(ls "$OUT" | wc -l)" -gt 8 ]; then
+  (cd "$OUT" && tar -czf diffs.tar.gz diff-* && rm -f diff-*) && echo "jax.sh: diff files packed into diffs.tar.gz"
+fi
+fit "$OUT"/*
 step "done"
