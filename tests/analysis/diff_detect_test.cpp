@@ -306,6 +306,18 @@ TEST(DiffDetect, HostTimesAreNormalizedByTheMachineWideRatio) {
   EXPECT_NEAR(raw.findings.at(0).cost_delta_pct, 100, 0.1);
 }
 
+TEST(DiffDetect, HostTimesOfDifferentFrameworksAreNotNormalized) {
+  // The same slowdown, but b is a JAX program: its host times are its own, not the machine's.
+  Pair p = HostOnly(fixture::LaunchPair(6, 1.0), 2.0);
+  for (auto& op : p.b.b.run.ops) op.framework = "jax";
+  DiffReport r = DiffPair(p, {}, false);
+  EXPECT_EQ(r.host_time_ratio, 1.0);
+  bool noted = false;
+  for (const auto& n : r.notes) noted |= n.find("different frameworks") != std::string::npos;
+  EXPECT_TRUE(noted);
+  EXPECT_NEAR(r.findings.at(0).cost_delta_pct, 100, 0.1);
+}
+
 TEST(DiffCheck, RegressionGateListsWhatGotCostlier) {
   Pair p = Conv1DPair(6, 2, 1.15, 1.0);  // b (new) 15% costlier in these regions
   DiffOptions o;

@@ -162,8 +162,24 @@ void ChooseUnit(DiffReport& report, CostModel& ca, CostModel& cb) {
   }
 }
 
+// The frameworks a run's operators come from ("torch", "jax", ...).
+std::set<std::string> Frameworks(const Run& run) {
+  std::set<std::string> out;
+  for (const auto& op : run.ops) out.insert(op.framework);
+  return out;
+}
+
 // Divides b's host times by the machine-wide speed ratio; returns the ratio used.
-double NormalizeHostTime(DiffReport& report, std::vector<SideCost>& costs_a, std::vector<SideCost>& costs_b) {
+// Only between runs of the same framework: across frameworks the host time of
+// a matched region differs for real reasons (eager dispatch against one jit
+// call, whose per-operator times are estimates), so no ratio is "the machine".
+double NormalizeHostTime(const Run& a, const Run& b, DiffReport& report, std::vector<SideCost>& costs_a,
+                         std::vector<SideCost>& costs_b) {
+  if (Frameworks(a) != Frameworks(b)) {
+    report.notes.push_back(
+        "host times: the runs come from different frameworks, so their host times are compared as measured");
+    return 1;
+  }
   double ratio = HostSpeedRatio(costs_a, costs_b);
   if (std::fabs(std::log(ratio)) <= 0.02) return 1;
   for (auto& c : costs_b) {
@@ -316,7 +332,7 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
     costs_b.push_back(cb.Cost(r.ops_b));
   }
   double scale_b =
-      report.host_time_only && options.normalize_host_time ? NormalizeHostTime(report, costs_a, costs_b) : 1;
+      report.host_time_only && options.normalize_host_time ? NormalizeHostTime(a, b, report, costs_a, costs_b) : 1;
   Groups g = GroupRegions(a, b, ca, cb, match, costs_a, costs_b, report);
 
   double whole_a = report.a.cost(), whole_b = report.b.cost() / scale_b;
