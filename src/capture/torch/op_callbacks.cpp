@@ -9,7 +9,7 @@
 
 #include <algorithm>
 
-#include "capture/torch/dtype_name.h"
+#include "capture/torch/aten_values.h"
 #include "capture/torch/recorder_state.h"
 
 namespace magneton::capture {
@@ -60,19 +60,6 @@ struct OpContext : at::ObserverContext {
   const OpSchemaInfo* schema = nullptr;
   c10::SmallVector<InputRef, 4> inputs;
 };
-
-template <class F>
-void ForEachTensor(const c10::IValue& v, F&& f) {
-  if (v.isTensor()) {
-    if (v.toTensor().defined()) f(v.toTensor());
-  } else if (v.isList()) {
-    for (const auto& e : v.toListRef())
-      if (e.isTensor() && e.toTensor().defined()) f(e.toTensor());
-  } else if (v.isTuple()) {
-    for (const auto& e : v.toTupleRef().elements())
-      if (e.isTensor() && e.toTensor().defined()) f(e.toTensor());
-  }
-}
 
 bool Version(const at::Tensor& t, uint32_t* version) {
   const auto& vc = t.unsafeGetTensorImpl()->version_counter();

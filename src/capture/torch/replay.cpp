@@ -20,7 +20,7 @@
 #include <thread>
 #include <unordered_map>
 
-#include "capture/torch/dtype_name.h"
+#include "capture/torch/aten_values.h"
 #include "energy/clock.h"
 #ifdef MAGNETON_HAVE_SAMPLERS
 #include "energy/energy_curve.h"
@@ -32,20 +32,6 @@ namespace magneton::capture {
 namespace {
 
 using energy::NowNs;
-
-// The tensors of one argument, in the order the recorder lists op inputs.
-template <class F>
-void ForEachTensor(const c10::IValue& v, F&& f) {
-  if (v.isTensor()) {
-    if (v.toTensor().defined()) f(v.toTensor());
-  } else if (v.isList()) {
-    for (const auto& e : v.toListRef())
-      if (e.isTensor() && e.toTensor().defined()) f(e.toTensor());
-  } else if (v.isTuple()) {
-    for (const auto& e : v.toTupleRef().elements())
-      if (e.isTensor() && e.toTensor().defined()) f(e.toTensor());
-  }
-}
 
 bool Keyable(const at::Tensor& t) {
   try {

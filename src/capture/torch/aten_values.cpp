@@ -1,4 +1,4 @@
-#include "capture/torch/dtype_name.h"
+#include "capture/torch/aten_values.h"
 
 #include <cctype>
 
