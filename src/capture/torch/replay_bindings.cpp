@@ -6,6 +6,7 @@
 #include <torch/csrc/utils/pybind.h>
 
 #include "capture/torch/replay.h"
+#include "capture/torch/run_dict.h"
 #include "core/store.h"
 
 namespace py = pybind11;
@@ -37,17 +38,8 @@ py::dict EntryDict(size_t i, const ReplayEntry& e) {
 }
 
 py::dict ResultDict(const ReplayResult& r) {
-  py::dict d;
-  d["op"] = r.m.op;
-  d["key"] = r.m.key;
-  d["device"] = r.m.device;
-  d["calls"] = r.m.calls;
-  d["repeats"] = r.m.repeats;
-  d["seconds_per_call"] = r.m.seconds_per_call;
-  d["joules_per_call"] = r.energy ? py::object(py::float_(r.m.joules_per_call)) : py::none();
-  d["idle_watts"] = r.m.idle_watts;
-  d["cv"] = r.m.cv;
-  d["status"] = r.m.status;
+  py::dict d = ReplayDict(r.m);
+  if (!r.energy) d["joules_per_call"] = py::none();
   d["energy_source"] = r.energy_source;
   d["cuda_graph"] = r.cuda_graph;
   d["detail"] = r.detail;

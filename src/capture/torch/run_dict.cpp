@@ -77,6 +77,23 @@ py::list ListOf(const Rows& rows, F&& f) {
 
 }  // namespace
 
+py::dict ReplayDict(const ReplayMeasurement& m) {
+  py::dict x;
+  x["id"] = m.id;
+  x["op"] = m.op;
+  x["key"] = m.key;
+  x["device"] = m.device;
+  x["calls"] = m.calls;
+  x["repeats"] = m.repeats;
+  x["seconds_per_call"] = m.seconds_per_call;
+  // Negative: replayed without an energy sensor (time only).
+  x["joules_per_call"] = m.joules_per_call >= 0 ? py::object(py::float_(m.joules_per_call)) : py::none();
+  x["idle_watts"] = m.idle_watts;
+  x["cv"] = m.cv;
+  x["status"] = m.status;
+  return x;
+}
+
 py::dict RunDict(const Run& run) {
   py::dict d;
   py::dict info;
@@ -121,22 +138,7 @@ py::dict RunDict(const Run& run) {
     x["description"] = s.description;
     return x;
   });
-  d["replays"] = ListOf(run.replays, [](const ReplayMeasurement& m) {
-    py::dict x;
-    x["id"] = m.id;
-    x["op"] = m.op;
-    x["key"] = m.key;
-    x["device"] = m.device;
-    x["calls"] = m.calls;
-    x["repeats"] = m.repeats;
-    x["seconds_per_call"] = m.seconds_per_call;
-    // Negative: replayed without an energy sensor (time only).
-    x["joules_per_call"] = m.joules_per_call >= 0 ? py::object(py::float_(m.joules_per_call)) : py::none();
-    x["idle_watts"] = m.idle_watts;
-    x["cv"] = m.cv;
-    x["status"] = m.status;
-    return x;
-  });
+  d["replays"] = ListOf(run.replays, ReplayDict);
   d["series"] = ListOf(run.series, [](const SensorSeries& s) {
     py::dict x;
     x["device"] = s.device;
