@@ -7,7 +7,7 @@ The C++ extension modules are optional per machine; what is missing raises
 ImportError only when it is used."""
 
 from magneton.recorder import fingerprint, load_run, record
-from magneton.replay import replay
+from magneton.op_replay import replay
 
 __all__ = ["record", "fingerprint", "load_run", "replay"]
 

@@ -138,10 +138,10 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
     kernels: link CUDA kernels to ops through CUPTI when this build has it.
     fingerprint_options: quantiles, singular_values, spectra_max_numel, spectra_max_side.
     replay: after the block, replay operators for their energy (docs/energy.md,
-        "Replay"; magneton/replay.py) and add the measurements to the run file:
+        "Replay"; magneton/op_replay.py) and add the measurements to the run file:
         True or "all" (every distinct operator key), a list of operator names or
         signatures, or a dict {"ops": ..., **options} with options from
-        magneton.replay.DEFAULTS (budget_s, target_cv, window_s, ...). The block
+        magneton.op_replay.DEFAULTS (budget_s, target_rse, window_s, ...). The block
         is then a capture pass (inputs are cloned): do not time it.
     After the block, `.summary` holds counts (ops, tensors, graph_inputs, ...)
     and, with replay, `.replay_result` the replay's results and stats.
@@ -177,7 +177,7 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
             options = dict(replay) if isinstance(replay, dict) else {}
             self._replay_ops = options.pop("ops", "all") if isinstance(replay, dict) else \
                 ("all" if replay is True else replay)
-            _replay = importlib.import_module("magneton.replay")
+            _replay = importlib.import_module("magneton.op_replay")
 
             unknown = set(options) - set(_replay.DEFAULTS)
             if unknown:
@@ -201,7 +201,7 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
         if self.identity is not None:
             self._set_distributed_info(torch)
         if self._replay_options is not None:
-            _replay = importlib.import_module("magneton.replay")
+            _replay = importlib.import_module("magneton.op_replay")
 
             self._native.set_info("replay", "true")
             self._replay_capture = ext.ReplayCapture(**_replay._selection(self._replay_ops, None))
@@ -230,7 +230,7 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
         native, self._native = self._native, None
         self.summary = native.stop()
         if capture is not None and exc_type is None:
-            _replay = importlib.import_module("magneton.replay")
+            _replay = importlib.import_module("magneton.op_replay")
 
             self.replay_result = _replay._run_and_store(self.path, capture, self._replay_options)
             self.replay_capture = capture  # the captured inputs; `del rec.replay_capture` frees them

@@ -11,8 +11,7 @@
 #     from torch.profiler vs `magneton record --only-ranges magneton:`;
 #     emit_nvtx operator ranges; `magneton top` by kernel and by range;
 #  3. a small JAX jit loop under `magneton record`;
-#  4. overhead: plain vs record vs record --stacks, wall time of the loop and of
-#     the whole process, 1 round;
+#  4. (recording overhead has its own script: scripts/gpu/overhead.sh)
 #  5. a small raw activity dump (MAGNETON_CUPTI_DUMP) of a 2-layer GPT-2 and of
 #     the JAX loop, and the small run file, for tests/data/cupti/.
 # Files back in $OUT (6): summary.txt (the table), log.txt, top.txt,
@@ -119,82 +118,15 @@ sanity() {  # sanity NAME [record options]
 }
 sanity sanity-plain
 
-cat > "$WORK/gpt2_loop.py" <<'EOF'
-# GPT-2 forward loop: python gpt2_loop.py [--iters N] [--layers L] [--profile] [--emit-nvtx]
-import argparse, json, os, sys, tempfile, time
-import torch
-from transformers import GPT2Config, GPT2LMHeadModel
 
-p = argparse.ArgumentParser()
-p.add_argument("--iters", type=int, default=20)
-p.add_argument("--layers", type=int, default=12)
-p.add_argument("--profile", action="store_true")
-p.add_argument("--emit-nvtx", action="store_true")
-a = p.parse_args()
-torch.manual_seed(0)
-model = GPT2LMHeadModel(GPT2Config(n_layer=a.layers)).cuda().eval()
-ids = torch.randint(0, 50257, (8, 128), device="cuda")
-with torch.no_grad():
-    for _ in range(3):  # warm-up (cuBLAS handles, autotuning) outside the measured range
-        model(ids)
-    torch.cuda.synchronize()
-
-    def loop():
-        torch.cuda.nvtx.range_push("magneton:loop")
-        t = time.perf_counter()
-        for _ in range(a.iters):
-            model(ids)
-        torch.cuda.synchronize()
-        dt = time.perf_counter() - t
-        torch.cuda.nvtx.range_pop()
-        return dt
-
-    if a.profile:
-        from torch.profiler import ProfilerActivity, profile
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            dt = loop()
-        path = tempfile.mktemp(suffix=".json")
-        prof.export_chrome_trace(path)
-        events = json.load(open(path))["traceEvents"]
-        print("PROFILER_KERNELS", sum(1 for e in events if e.get("cat") == "kernel"))
-    elif a.emit_nvtx:
-        with torch.autograd.profiler.emit_nvtx():
-            dt = loop()
-    else:
-        dt = loop()
-print(f"LOOP_S {dt:.6f}")
-EOF
-
-cat > "$WORK/jax_loop.py" <<'EOF'
-# A small JAX jit loop: an MLP forward and its gradient, 20 steps.
-import os, time
-os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-import jax, jax.numpy as jnp
-
-def loss(w, x):
-    h = jax.nn.gelu(x @ w[0])
-    return jnp.mean((h @ w[1]) ** 2)
-
-step = jax.jit(jax.value_and_grad(loss))
-k = jax.random.split(jax.random.PRNGKey(0), 3)
-w = [jax.random.normal(k[0], (1024, 4096)), jax.random.normal(k[1], (4096, 1024))]
-x = jax.random.normal(k[2], (256, 1024))
-step(w, x)[0].block_until_ready()
-t = time.perf_counter()
-for _ in range(20):
-    v, g = step(w, x)
-    w = [wi - 1e-4 * gi for wi, gi in zip(w, g)]
-jax.block_until_ready(w)
-print(f"LOOP_S {time.perf_counter() - t:.6f} devices {jax.devices()}")
-EOF
 
 step "GPT-2: torch.profiler kernel count"
-out=$(run_t $PY "$WORK/gpt2_loop.py" --profile 2>>"$LOG"); echo "$out" >> "$LOG"
+out=$(run_t $PY scripts/gpu/gpt2_loop.py --profile 2>>"$LOG"); echo "$out" >> "$LOG"
 prof_kernels=$(echo "$out" | awk '/PROFILER_KERNELS/{print $2}')
 row "gpt2 kernels, torch.profiler" "${prof_kernels:-FAILED}"
 
 step "GPT-2: magneton record --only-ranges magneton: (emit_nvtx on)"
-run_t "$M" record -o "$WORK/gpt2" --only-ranges magneton: -- $PY "$WORK/gpt2_loop.py" --emit-nvtx >> "$LOG" 2>&1
+run_t "$M" record -o "$WORK/gpt2" --only-ranges magneton: -- $PY scripts/gpu/gpt2_loop.py --emit-nvtx >> "$LOG" 2>&1
 rc=$?
 f=$(runfile "$WORK/gpt2")
 if [ -n "$f" ]; then
@@ -212,14 +144,14 @@ fi
 step "fixtures: raw activity dump + small run (2-layer GPT-2, 2 iterations)"
 rm -rf "$WORK/dump" && mkdir -p "$WORK/dump"
 MAGNETON_CUPTI_DUMP=$WORK/dump MAGNETON_CUPTI_DUMP_MAX_MB=1 \
-  run_t "$M" record -f -o "$OUT/gpt2-small.mgt" -- $PY "$WORK/gpt2_loop.py" --layers 2 --iters 2 --emit-nvtx >> "$LOG" 2>&1
+  run_t "$M" record -f -o "$OUT/gpt2-small.mgt" -- $PY scripts/gpu/gpt2_loop.py --layers 2 --iters 2 --emit-nvtx >> "$LOG" 2>&1
 d=$(ls -S "$WORK"/dump/cupti-*.bin 2>/dev/null | head -1)
 [ -n "$d" ] && cp "$d" "$OUT/cupti-gpt2.bin"
 row "fixtures" "$(cd "$OUT" && ls -la cupti-*.bin gpt2-small.mgt 2>/dev/null | awk '{printf "%s %s B; ", $9, $5}')"
 step "JAX jit loop under magneton record"
 rm -rf "$WORK/dump" && mkdir -p "$WORK/dump"
 MAGNETON_CUPTI_DUMP=$WORK/dump MAGNETON_CUPTI_DUMP_MAX_MB=1 \
-  run_t "$M" record -o "$WORK/jax" -- $PY "$WORK/jax_loop.py" >> "$LOG" 2>&1
+  run_t "$M" record -o "$WORK/jax" -- $PY scripts/gpu/jax_loop.py >> "$LOG" 2>&1
 rc=$?
 f=$(runfile "$WORK/jax")
 if [ -n "$f" ]; then
@@ -229,34 +161,5 @@ else
 fi
 d=$(ls -S "$WORK"/dump/cupti-*.bin 2>/dev/null | head -1)
 [ -n "$d" ] && cp "$d" "$OUT/cupti-jax.bin"
-
-step "overhead: plain vs record vs record --stacks (GPT-2, 100 iterations, 1 round)"
-declare -A loop wall
-for round in 1; do
-  for mode in plain record stacks; do
-    case $mode in
-      plain) cmd=($PY "$WORK/gpt2_loop.py" --iters 100) ;;
-      record) cmd=("$M" record -f -o "$WORK/ovh-record.mgt" -- $PY "$WORK/gpt2_loop.py" --iters 100) ;;
-      stacks) cmd=("$M" record -f --stacks -o "$WORK/ovh-stacks.mgt" -- $PY "$WORK/gpt2_loop.py" --iters 100) ;;
-    esac
-    t0=$(date +%s%N)
-    out=$(run_t "${cmd[@]}" 2>>"$LOG")
-    t1=$(date +%s%N)
-    l=$(echo "$out" | awk '/LOOP_S/{print $2}')
-    loop[$mode]+="${l:-nan} "
-    wall[$mode]+="$(awk -v a=$t0 -v b=$t1 'BEGIN{printf "%.3f", (b-a)/1e9}') "
-    echo "$mode round $round: loop ${l:-?} s, process $(awk -v a=$t0 -v b=$t1 'BEGIN{printf "%.3f", (b-a)/1e9}') s" >> "$LOG"
-  done
-done
-best() { echo "$1" | tr ' ' '\n' | grep -E '^[0-9.]+$' | sort -g | head -1; }
-pct() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a > 0) printf "%+.1f%%", (b/a-1)*100; else print "n/a" }'; }
-for mode in plain record stacks; do
-  row "loop / process wall, $mode" "$(best "${loop[$mode]}") s / $(best "${wall[$mode]}") s (1 round)"
-done
-for mode in record stacks; do
-  row "overhead, $mode" "loop $(pct "$(best "${loop[plain]}")" "$(best "${loop[$mode]}")"), process $(pct "$(best "${wall[plain]}")" "$(best "${wall[$mode]}")")"
-done
-f=$WORK/ovh-stacks.mgt
-[ -f "$f" ] && row "stacks run: distinct stacks, frames" "$(count stacks "$f"), $(count frames "$f")"
 
 step "done"

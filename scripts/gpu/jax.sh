@@ -60,7 +60,7 @@ step "building (build-gpu)"
 gpu_build magneton magneton_torch magneton_cupti >> "$OUT/build.log" 2>&1 ||
   echo "jax.sh: build failed (tail of build.log below)"
 tail -n 3 "$OUT/build.log"
-if ! PYTHONPATH=python python3 -c "import magneton._torch" 2>>"$OUT/build.log"; then
+if ! PYTHONPATH=python python3 -c "import magneton; magneton.recorder.extension()" 2>>"$OUT/build.log"; then
   echo "jax.sh: magneton._torch did not build; nothing to record"; exit 1
 fi
 

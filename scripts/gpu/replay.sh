@@ -13,18 +13,29 @@
 #     CV, status; then `magneton top --by op` of the run.
 # Files back in $OUT: build.log, replay.log, replay.txt, block.mgt.
 # Budget: ~6 minutes (REPLAY_BUDGET_S, default 240 s of replay) + the build.
+# GPU_DRY=1: the same steps on a CPU machine (a 64-wide block on the CPU,
+# energy none, 0.02 s windows, REPLAY_BUDGET_S default 30, 1 s loop), to try
+# this script off the GPU machine (about a minute on 2 cores). With NO_BUILD=1
+# it builds nothing and MAGNETON_BIN names the magneton command (default
+# build-gpu/magneton):
+#   PATH=~/.cache/magneton/venv-py312/bin:$PATH GPU_DRY=1 OUT=/tmp/dry-replay scripts/gpu/replay.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$(date +%s)
 source scripts/gpu_env.sh
 OUT=${OUT:-/tmp/replay-out}
 mkdir -p "$OUT"
+export REPLAY_DRY=${GPU_DRY:-0}
+if [ "$REPLAY_DRY" = 1 ]; then export REPLAY_BUDGET_S=${REPLAY_BUDGET_S:-30}; fi
+M=${MAGNETON_BIN:-build-gpu/magneton}
 step() { echo "== $* ($(( $(date +%s) - start )) s)"; }
 
 step "checking the machine"
-python3 -c "import torch, transformers, pybind11; assert torch.cuda.is_available()" 2>/dev/null \
+cuda="assert torch.cuda.is_available()"
+[ "$REPLAY_DRY" = 1 ] && cuda=""
+python3 -c "import torch, transformers, pybind11; $cuda" 2>/dev/null \
   || { echo "replay.sh: needs python3 with torch (CUDA), transformers, pybind11" | tee "$OUT/build.log"; exit 2; }
-python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(0))"
+python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'cpu')"
 
 if [ "${NO_BUILD:-0}" != 1 ]; then
   step "building magneton and magneton._torch (build-gpu)"
@@ -40,21 +51,29 @@ script=$(mktemp /tmp/replay.XXXX.py)
 cat > "$script" <<'PY'
 import os, statistics, sys, time
 import torch, transformers, magneton
-from magneton import replay as rp
+import magneton.op_replay as rp  # the module: magneton.replay is the function
 transformers.logging.set_verbosity_error()
 out = sys.argv[1]
 budget = float(os.environ.get("REPLAY_BUDGET_S", "240"))
+dry = os.environ.get("REPLAY_DRY") == "1"
+dev, energy, loop_s = ("cpu", "none", 1.0) if dry else ("cuda", "nvml", 10.0)
+sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
 torch.manual_seed(0)
-cfg = transformers.GPT2Config(n_layer=1, n_embd=768, n_head=12, n_positions=1024)
-block = transformers.models.gpt2.modeling_gpt2.GPT2Block(cfg).cuda().eval()
-x = torch.randn(8, 512, 768, device="cuda")
+if dry:
+    cfg = transformers.GPT2Config(n_layer=1, n_embd=64, n_head=4, n_positions=64)
+    x = torch.randn(2, 32, 64, device=dev)
+else:
+    cfg = transformers.GPT2Config(n_layer=1, n_embd=768, n_head=12, n_positions=1024)
+    x = torch.randn(8, 512, 768, device=dev)
+block = transformers.models.gpt2.modeling_gpt2.GPT2Block(cfg).to(dev).eval()
+short = {"window_s": 0.02, "idle_s": 0.0} if dry else {}  # dry: every key in a few seconds
 with torch.no_grad():
     for _ in range(3):
         block(x)  # warm: cuBLAS handles, allocator
-    torch.cuda.synchronize()
+    sync()
     path = os.path.join(out, "block.mgt")
-    opts = {"budget_s": budget * 0.6, "op_budget_s": 15.0, "energy": "nvml"}
-    with magneton.record(path, fingerprints=True, energy="nvml", overwrite=True, replay=opts) as rec:
+    opts = {"budget_s": budget * 0.6, "op_budget_s": 15.0, "energy": energy, **short}
+    with magneton.record(path, fingerprints=True, energy=energy, overwrite=True, replay=opts) as rec:
         block(x)
     res = rec.replay_result
     print(rp.format_table(res))
@@ -68,7 +87,7 @@ with torch.no_grad():
     if long_ops:
         for i in range(5):
             again = rp.replay(path, block, x, ops=long_ops[:6], budget_s=budget * 0.08, op_budget_s=6.0,
-                              energy="nvml", idle_s=0.3, progress=False)
+                              energy=energy, progress=False, **dict({"idle_s": 0.3}, **short))
             for r in again["results"]:
                 if r["joules_per_call"] is not None:
                     per_key.setdefault(r["name"] + " " + r["signature"][len(r["name"]):][:40], []).append(r["joules_per_call"])
@@ -78,20 +97,24 @@ with torch.no_grad():
         print(f"  {k:<60} mean {statistics.mean(v):.3e} J  CV {cv:.2f}%  (n={len(v)})")
 
     # (b) additivity: replayed J of one forward's top-level ops vs a >= 10 s loop.
+    # "host" rows (no device work) count: idle power over their time.
     run = magneton.load_run(path)
-    by_sig = {r["signature"]: r for r in res["results"] if r["status"] == "ok" and r["joules_per_call"] is not None}
+    by_sig = {r["signature"]: r for r in res["results"] if r["status"] in ("ok", "host")}
     top = [op for op in run["ops"] if op["parent"] < 0]
     covered = [by_sig.get(rp.op_signature(run, op)) for op in top]
-    replay_j = sum(r["joules_per_call"] for r in covered if r)
+    replay_s = sum(r["seconds_per_call"] for r in covered if r)
+    replay_j = sum(r["joules_per_call"] for r in covered if r and r["joules_per_call"] is not None)
     with magneton.Monitor(gpus=[0]) as m:
         with m.window("loop") as w:
             n, t0 = 0, time.monotonic()
-            while time.monotonic() - t0 < 10:
+            while time.monotonic() - t0 < loop_s:
                 block(x); n += 1
-            torch.cuda.synchronize()
+            sync()
+            loop_s = time.monotonic() - t0
     loop_j = (w.measurement.energy_j or {}).get("gpu0")
     print("\n(b) additivity")
     print(f"  top-level ops replayed: {sum(1 for r in covered if r)}/{len(top)}")
+    print(f"  replay sum {replay_s * 1e3:.3f} ms/forward vs loop {loop_s / n * 1e3:.3f} ms/forward")
     if loop_j:
         per_fwd = loop_j / n
         print(f"  replay sum {replay_j:.4f} J/forward vs loop {per_fwd:.4f} J/forward over {n} forwards: "
@@ -104,5 +127,5 @@ timeout 480 python3 "$script" "$OUT" 2>"$OUT/replay.log" | tee "$OUT/replay.txt"
 echo "exit $?"
 tail -n 5 "$OUT/replay.log"
 step "magneton top"
-build-gpu/magneton top "$OUT/block.mgt" --by op 2>&1 | head -30 | tee -a "$OUT/replay.txt"
+"$M" top "$OUT/block.mgt" --by op 2>&1 | head -30 | tee -a "$OUT/replay.txt"
 step "done"

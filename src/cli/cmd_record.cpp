@@ -29,6 +29,7 @@ namespace env = capture::env;
 struct RecordArgs {
   std::string output = "magneton";
   bool stacks = false;
+  std::string api = "launches";
   std::string only_ranges;
   bool only_ranges_given = false;
   double delay = 0, duration = -1;
@@ -190,6 +191,7 @@ int Record(const RecordArgs& a) {
   SetEnv(env::kOutput, base.string());
   SetEnv(env::kCommand, Join(a.command));
   SetEnv(env::kStacks, a.stacks ? "1" : "0");
+  SetEnv(env::kApi, a.api);
   SetEnv(env::kEnergy, a.no_energy ? "0" : "1");
   SetEnv(env::kNvtx, a.no_nvtx ? "0" : "1");
   SetEnv(env::kStartPaused, a.start_paused ? "1" : "0");
@@ -245,6 +247,9 @@ void RegisterRecord(CLI::App& app, Action& run) {
   sub->add_option("-o,--output", args->output,
                   "Base name of the run files: BASE.<pid>.mgt per process (-o x.mgt with one process gives x.mgt)");
   sub->add_flag("--stacks", args->stacks, "Record native call stacks at kernel launches");
+  sub->add_option("--api", args->api,
+                  "CUDA API calls to record: launches (launches, copies, syncs, allocations; default), all, none")
+      ->check(CLI::IsMember({"launches", "all", "none"}));
   auto* only = sub->add_option("--only-ranges", args->only_ranges,
                                "Record only inside NVTX push/pop ranges whose name starts with PREFIX "
                                "(e.g. magneton:)");

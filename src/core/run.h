@@ -183,9 +183,13 @@ struct ReplayMeasurement {
   double joules_per_call = 0;   // total energy (static + dynamic)
   double idle_watts = 0;        // subtract x seconds for the above-idle part
   double cv = 0;                // coefficient of variation over repeats
-  std::string status;           // "ok", "budget", "mismatch", ...
+  std::string status;           // "ok", "host", "budget", "noisy", "mismatch", "unsupported", "error"
   friend bool operator==(const ReplayMeasurement&, const ReplayMeasurement&) = default;
 };
+
+// A replay the analysis costs an op with: "ok", or "host" (the op launched no
+// device work: its time is measured and its energy is idle power over it).
+inline bool ReplayUsable(const ReplayMeasurement& m) { return m.status == "ok" || m.status == "host"; }
 
 // A problem in the input, counted rather than only logged (Perfetto style).
 struct Stat {

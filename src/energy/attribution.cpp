@@ -214,6 +214,7 @@ Attribution Attribute(const Run& run) {
     dev.method = curve.method;
     dev.source = curve.source;
     dev.total_j = curve.Between(dev.start_ns, dev.end_ns);
+    dev.sensor_updates = SensorUpdates(run, device, dev.start_ns, dev.end_ns);
     std::vector<Item> items;
     for (size_t i = 0; i < run.kernels.size(); ++i)
       if (run.kernels[i].device == device) items.push_back({run.kernels[i].start_ns, run.kernels[i].end_ns, &out.kernel_j[i]});

@@ -24,6 +24,7 @@ struct DeviceEnergy {
   int64_t busy_ns = 0;  // time with at least one kernel or transfer running
   int64_t idle_ns = 0;
   std::string source;   // sampler of the series used: "nvml", "rapl", "meter"
+  int64_t sensor_updates = 0;  // readings of the energy sensor inside the window (SensorUpdates)
 };
 
 struct Attribution {

@@ -105,6 +105,19 @@ CounterAnchors FindCounterAnchors(const Run& run, int32_t device) {
   return a;
 }
 
+int64_t SensorUpdates(const Run& run, int32_t device, int64_t from_ns, int64_t to_ns) {
+  const SensorSeries* s = run.FindSeries(device, "energy.total");
+  if (!Usable(s)) {
+    s = nullptr;
+    for (const char* sensor : kPowerSensors)
+      if ((s = run.FindSeries(device, sensor))) break;
+  }
+  if (!s) return 0;
+  auto lo = std::upper_bound(s->t_ns.begin(), s->t_ns.end(), from_ns);
+  auto hi = std::lower_bound(s->t_ns.begin(), s->t_ns.end(), to_ns);
+  return hi > lo ? hi - lo : 0;
+}
+
 EnergyCurve BuildEnergyCurve(const Run& run, int32_t device, int64_t from_ns, int64_t to_ns) {
   EnergyCurve curve;
   const SensorSeries* counter = run.FindSeries(device, "energy.total");

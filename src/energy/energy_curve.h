@@ -52,6 +52,12 @@ CounterAnchors FindCounterAnchors(const Run& run, int32_t device);
 void SpreadBetweenAnchors(const CounterAnchors& anchors, const std::function<double(int64_t)>& cumulative,
                           EnergyCurve* curve);
 
+// How many times the device's energy reading changed inside (from_ns, to_ns):
+// the energy counter's updates, else the first power sensor's. Samplers store
+// a reading when it changes, so this is the number of independent readings
+// behind the energy of the window.
+int64_t SensorUpdates(const Run& run, int32_t device, int64_t from_ns, int64_t to_ns);
+
 // The series BuildEnergyCurve reads, in order of preference for the power shape.
 inline constexpr const char* kPowerSensors[] = {"power.instant", "power.usage", "power"};
 

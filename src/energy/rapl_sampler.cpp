@@ -270,6 +270,15 @@ Result<PerfPowerPmu> ProbePerfPower(const std::string& root) {
   return pmu;
 }
 
+Result<uint64_t> ReadPerfCount(int fd) {
+  uint64_t count = 0;
+  ssize_t n = read(fd, &count, sizeof count);
+  if (n != static_cast<ssize_t>(sizeof count))
+    return MakeError(ErrorCode::kIo, std::string("perf power read: ") +
+                                         (n < 0 ? std::strerror(errno) : "short read (" + std::to_string(n) + " bytes)"));
+  return count;
+}
+
 Result<std::unique_ptr<Sampler>> OpenRaplSampler(const SamplerOptions& options, std::vector<Stat>* problems) {
   auto note = [&](const std::string& name, const std::string& why) {
     if (problems) problems->push_back(MakeStat(name, "info", 1, why));
@@ -316,10 +325,9 @@ Result<std::unique_ptr<Sampler>> OpenRaplSampler(const SamplerOptions& options, 
       int dev = sampler->AddDevice(d);
       int ifd = fd;
       auto read_count = [ifd]() -> Result<double> {
-        uint64_t count = 0;
-        if (pread(ifd, &count, sizeof count, 0) != static_cast<ssize_t>(sizeof count))
-          return MakeError(ErrorCode::kIo, std::string("perf power read: ") + std::strerror(errno));
-        return static_cast<double>(count);
+        auto count = ReadPerfCount(ifd);
+        if (!count.ok()) return count.error();
+        return static_cast<double>(*count);
       };
       sampler->OwnFd(ifd);
       sampler->AddCounter(dev, e.sensor, Counter{read_count, e.scale, WrappingCounter(0), 0});

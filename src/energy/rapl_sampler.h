@@ -64,6 +64,10 @@ Result<PerfPowerPmu> ScanPerfPower(const std::string& root);
 // error says why not (absent PMU, perf_event_paranoid, no CAP_PERFMON).
 Result<PerfPowerPmu> ProbePerfPower(const std::string& root);
 
+// One count of an open perf event. perf fds are not seekable (pread fails
+// with ESPIPE), so this is a plain read of the 8-byte value.
+Result<uint64_t> ReadPerfCount(int fd);
+
 // Opens powercap zones that can be read; where none can, the perf PMU's events.
 Result<std::unique_ptr<Sampler>> OpenRaplSampler(const SamplerOptions& options, std::vector<Stat>* problems);
 

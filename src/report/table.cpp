@@ -129,11 +129,22 @@ std::string RenderDiffTable(const DiffReport& r, const TableOptions& o) {
   }
   if (shown > o.max_findings)
     out += fmt::format("  ... {} more findings (see --json or --html)\n", shown - o.max_findings);
-  if (noise > 0 && !o.show_noise)
+  if (noise > 0 && !o.show_noise) {
     out +=
         st(fmt::format("  {} region group{} within noise or under the {:.0f}% threshold (--all lists them)\n",
                        noise, noise == 1 ? "" : "s", r.options.threshold * 100),
            kDim);
+    // The largest of them, when it is a visible share of the run: a near miss
+    // the user may want to lower --threshold for.
+    const Finding* top = nullptr;
+    for (const auto& f : r.findings)
+      if (f.verdict == Verdict::kNoise && (!top || f.saved_per_iteration > top->saved_per_iteration)) top = &f;
+    if (top && top->saved_pct_of_run >= 1)
+      out += st(fmt::format("  largest: {}: {} per iteration ({} of the run), {} costlier; {}\n", top->label,
+                            FormatCost(top->saved_per_iteration, r.cost_unit), FormatPct(top->saved_pct_of_run),
+                            top->costly, top->why),
+                kDim);
+  }
   out += "\n";
   if (waste > 0) {
     double pct = 0;

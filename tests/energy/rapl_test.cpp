@@ -2,6 +2,8 @@
 // and the live sampler unwrapping a counter that wraps while it is polled.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 
 #include "energy/live_series.h"
@@ -76,6 +78,24 @@ TEST(PerfPower, AnUnopenableEventBecomesAReasonNotACrash) {
   auto sampler = OpenRaplSampler(o, &problems);
   EXPECT_FALSE(sampler.ok());
   EXPECT_FALSE(problems.empty());
+}
+
+// perf event fds are not seekable: a positioned read fails with ESPIPE (seen
+// on an H200 host on every read). A pipe has the same property.
+TEST(PerfPower, ReadsACountFromAnUnseekableFd) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const uint64_t value = 123456789012345ull;
+  ASSERT_EQ(write(fds[1], &value, sizeof value), static_cast<ssize_t>(sizeof value));
+  ASSERT_EQ(write(fds[1], "abc", 3), 3);
+  auto count = ReadPerfCount(fds[0]);
+  ASSERT_TRUE(count.ok()) << count.error().message;
+  EXPECT_EQ(*count, value);
+  close(fds[1]);
+  auto short_read = ReadPerfCount(fds[0]);  // 3 bytes left, then end of file
+  ASSERT_FALSE(short_read.ok());
+  EXPECT_NE(short_read.error().message.find("short read"), std::string::npos) << short_read.error().message;
+  close(fds[0]);
 }
 
 // The sampler reads a copy of the fixture while the test rewrites energy_uj:

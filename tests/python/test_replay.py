@@ -1,6 +1,7 @@
 """Operator replay on the CPU (docs/energy.md, "Replay"): one measurement per
 distinct operator key, in-place and random operators replayed on copies,
-mismatch and budget statuses, storage in the run file and the diff's use of it.
+mismatch, budget and host statuses, the costliest keys first, windows bounded
+by their call count, storage in the run file and the diff's use of it.
 No energy sensor here: time per call and its spread only, energy unavailable.
 Windows are kept tiny and the CV target loose, so nothing depends on timing."""
 
@@ -18,12 +19,12 @@ ext = pytest.importorskip("magneton._torch", reason="magneton._torch is not buil
 if not hasattr(ext, "ReplayCapture"):
     pytest.skip("magneton._torch predates replay: rebuild magneton_torch", allow_module_level=True)
 
-replay_mod = importlib.import_module("magneton.replay")
+replay_mod = importlib.import_module("magneton.op_replay")
 
 ROOT = Path(__file__).resolve().parents[2]
 
 # Tiny windows, a CV target any spread meets: statuses do not depend on timing.
-FAST = {"window_s": 0.005, "min_repeats": 2, "max_repeats": 3, "target_cv": 1e9, "idle_s": 0.0,
+FAST = {"window_s": 0.005, "min_repeats": 2, "max_repeats": 3, "target_rse": 1e9, "idle_s": 0.0,
         "op_budget_s": 5.0, "budget_s": 120.0, "progress": False}
 
 
@@ -142,6 +143,97 @@ def test_budget_exhaustion(tmp_path):
     # A window longer than the per-operator budget: measured nothing, status budget.
     rec, _ = _record(tmp_path / "budget2.mgt", lambda: model(x), replay=dict(FAST, window_s=5.0, op_budget_s=0.5))
     assert all(r["status"] == "budget" and r["repeats"] == 0 for r in rec.replay_result["results"])
+
+
+def test_module_is_op_replay_and_magneton_replay_the_function():
+    import magneton.op_replay as rp
+    from magneton import replay
+
+    assert callable(replay) and replay is rp.replay is magneton.replay
+    assert callable(rp.format_table) and "budget_s" in rp.DEFAULTS
+
+
+def test_costliest_recorded_key_is_measured_first(tmp_path):
+    small = torch.randn(4)
+    a, b = torch.randn(384, 384), torch.randn(384, 384)
+
+    def work():
+        torch.relu(small)  # cheap, first in op order
+        return torch.mm(a, b)  # milliseconds per call
+
+    # Never converges (target_rse 0): the first key measured takes the whole
+    # budget, the other one is left with none.
+    opts = dict(FAST, ops=["aten::relu", "aten::mm"], target_rse=0.0, max_repeats=100000, budget_s=0.3)
+    rec, _ = _record(tmp_path / "order.mgt", work, replay=opts)
+    results = rec.replay_result["results"]
+    assert [r["name"] for r in results] == ["aten::relu", "aten::mm"]  # reported in op order
+    relu, mm = results
+    assert mm["recorded_s"] > relu["recorded_s"]
+    assert mm["repeats"] > 0, mm
+    assert relu["status"] == "budget" and relu["repeats"] == 0, relu
+
+
+def test_window_holds_about_window_s_of_calls(tmp_path):
+    a, b = torch.randn(96, 96), torch.randn(96, 96)
+    x = torch.randn(4096)
+    window = 0.05
+
+    def work():
+        torch.mm(a, b)
+        return torch.tanh(x)
+
+    rec, _ = _record(tmp_path / "window.mgt", work, replay=dict(FAST, window_s=window))
+    for r in rec.replay_result["results"]:
+        assert r["status"] == "ok", r
+        # The calls of a window at the measured time per call fill about one
+        # window: bounded by the count the estimate expects, not overshooting it.
+        assert 0.4 * window < r["calls"] * r["seconds_per_call"] < 4 * window, r
+
+
+def test_ops_with_no_device_work_are_timed_on_the_host(tmp_path, monkeypatch):
+    x = torch.randn(8, 16)
+
+    def work():
+        return torch.relu(x.view(16, 8))
+
+    # On CUDA an empty graph capture says so (_captures_nothing); here a runner
+    # reports it for the view, as the CUDA one does.
+    def runners(capture, entries, options, stats):
+        return lambda i: replay_mod._no_device_work if entries[i]["name"] == "aten::view" else None
+
+    monkeypatch.setattr(replay_mod, "_graph_runners", runners)
+    path = tmp_path / "host.mgt"
+    rec, _ = _record(path, work, replay=dict(FAST, window_s=0.05, host_window_s=0.002))
+    res = rec.replay_result
+    by_name = {r["name"]: r for r in res["results"]}
+    view, relu = by_name["aten::view"], by_name["aten::relu"]
+    assert view["status"] == "host" and not view["cuda_graph"], view
+    assert view["repeats"] >= FAST["min_repeats"] and view["calls"] > 0 and view["seconds_per_call"] > 0
+    assert view["calls"] * view["seconds_per_call"] < 0.02, view  # host windows, not the 0.05 s ones
+    assert view["joules_per_call"] is None  # no idle power without an energy sensor
+    assert relu["status"] == "ok"
+    assert any(s["name"] == "replay_host_ops" and s["value"] == 1 for s in res["stats"])
+    stored = {s["key"]: s["status"] for s in magneton.load_run(path)["replays"]}
+    assert stored[view["key"]] == "host"
+    assert "host" in replay_mod.format_table(res)
+
+
+def test_empty_graph_warning_is_detected_and_not_shown():
+    import warnings
+
+    def empty_capture():
+        warnings.warn("The CUDA Graph is empty. This usually means that the graph was attempted to be "
+                      "captured on wrong device or stream.", UserWarning)
+
+    def other_capture():
+        warnings.warn("something else", UserWarning)
+
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        assert replay_mod._captures_nothing(empty_capture)
+        assert not replay_mod._captures_nothing(other_capture)
+        assert not replay_mod._captures_nothing(lambda: None)
+    assert [str(w.message) for w in shown] == ["something else"]
 
 
 def test_selection_by_name_and_replay_of_a_recorded_run(tmp_path):

@@ -58,6 +58,19 @@ TEST(ReplayTable, LargestEnergyFirstWithAboveIdle) {
   EXPECT_NE(text.find("1 more"), std::string::npos);
 }
 
+TEST(ReplayTable, HostRowsHaveNothingAboveIdle) {
+  magneton::Run run = TwoReplays();
+  // An op with no device work: idle power x its host time, status "host".
+  run.replays[1].seconds_per_call = 3e-6;
+  run.replays[1].joules_per_call = run.replays[1].idle_watts * run.replays[1].seconds_per_call;
+  run.replays[1].status = "host";
+  auto j = ReplaysToJson(run);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[1]["status"], "host");
+  EXPECT_EQ(j[1]["above_idle_joules_per_call"].get<double>(), 0.0);
+  EXPECT_NE(RenderReplays(run, 0).find("host"), std::string::npos);
+}
+
 TEST(ReplayTable, TimeOnlyReplaysSaySo) {
   magneton::Run run = TwoReplays();
   for (auto& m : run.replays) m.joules_per_call = -1;

@@ -48,6 +48,9 @@ TEST(ReportTable, NoiseIsCountedAndListedOnRequest) {
   std::string t = RenderDiffTable(r, {});
   EXPECT_NE(t.find("1 region group within noise"), std::string::npos) << t;
   EXPECT_NE(t.find("no waste found at the 10% threshold"), std::string::npos) << t;
+  // The near miss is named, with why it was not flagged.
+  EXPECT_NE(t.find("largest: "), std::string::npos) << t;
+  EXPECT_NE(t.find("costlier; 3.0% apart in energy, under the 10% threshold"), std::string::npos) << t;
   TableOptions all;
   all.show_noise = true;
   EXPECT_NE(RenderDiffTable(r, all).find("under the 10% threshold"), std::string::npos);

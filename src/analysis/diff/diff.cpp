@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -139,9 +140,34 @@ Status UseMeasuredPasses(const DiffInput& in, char side, CostModel& cost,
   return Status::Ok();
 }
 
+// The fewest sensor readings behind the energy of a device that did work
+// (INT64_MAX when none did).
+int64_t FewestSensorUpdates(const energy::Attribution& e, int64_t* window_ns) {
+  int64_t n = std::numeric_limits<int64_t>::max();
+  for (const auto& d : e.devices)
+    if (d.method != "unavailable" && d.busy_j > 0 && d.sensor_updates < n) {
+      n = d.sensor_updates;
+      *window_ns = d.end_ns - d.start_ns;
+    }
+  return n;
+}
+
 // Decides what costs are compared in (energy, device time, host time) and notes it.
-void ChooseUnit(DiffReport& report, CostModel& ca, CostModel& cb) {
-  report.energy_measured = ca.energy_measured() && cb.energy_measured();
+void ChooseUnit(DiffReport& report, CostModel& ca, CostModel& cb, const energy::Attribution& ea,
+                const energy::Attribution& eb, const DiffOptions& options) {
+  bool resolved = true;
+  for (auto [side, cost, e] : {std::tuple{'a', &ca, &ea}, std::tuple{'b', &cb, &eb}}) {
+    if (!cost->energy_measured() || cost->used_replays()) continue;
+    int64_t window_ns = 0;
+    int64_t n = FewestSensorUpdates(*e, &window_ns);
+    if (n >= options.min_sensor_updates) continue;
+    resolved = false;
+    report.notes.push_back(fmt::format(
+        "run {}: its energy rests on {} sensor reading{} over {:.2f} s, too few to tell regions apart (at "
+        "least {}): both sides are compared by time; record a longer measured pass (more repetitions)",
+        side, n, n == 1 ? "" : "s", window_ns * 1e-9, options.min_sensor_updates));
+  }
+  report.energy_measured = resolved && ca.energy_measured() && cb.energy_measured();
   report.cost_unit = report.energy_measured ? "J" : "s";
   report.host_time_only = !report.energy_measured && !report.a.has_kernels && !report.b.has_kernels;
   if (report.energy_measured) return;
@@ -149,7 +175,7 @@ void ChooseUnit(DiffReport& report, CostModel& ca, CostModel& cb) {
   if (ca.energy_measured() != cb.energy_measured())
     report.notes.push_back(fmt::format("energy was measured in run {} only: both sides are compared by time",
                                        ca.energy_measured() ? 'a' : 'b'));
-  else
+  else if (!ca.energy_measured())
     report.notes.push_back(
         "energy unmeasured in both runs (no energy or power sensor): time stands in for energy, "
         "so a finding means more time for the same result");
@@ -313,7 +339,8 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
   MAGNETON_RETURN_IF_ERROR(UseMeasuredPasses(in_b, 'b', cb, mb, report.notes));
   report.a = Summarize(a, ca, in_a.measured ? *in_a.measured_energy : *in_a.energy, options);
   report.b = Summarize(b, cb, in_b.measured ? *in_b.measured_energy : *in_b.energy, options);
-  ChooseUnit(report, ca, cb);
+  ChooseUnit(report, ca, cb, in_a.measured ? *in_a.measured_energy : *in_a.energy,
+             in_b.measured ? *in_b.measured_energy : *in_b.energy, options);
   if (report.a.has_replays || report.b.has_replays)
     report.notes.push_back("operator energy from replay measurements where present, else attributed");
   if (report.a.iterations != report.b.iterations)

@@ -25,6 +25,9 @@ struct DiffOptions {
   double significance = 2.0;        // mean log-ratio must exceed this many standard errors
   int64_t iterations = 0;           // 0: from RunInfo.extra["iterations"], else 1
   bool normalize_host_time = true;  // CPU-only runs: factor out a whole-machine speed difference
+  // Energy whose window holds fewer sensor readings than this cannot tell
+  // regions apart (NVML: one reading per ~100 ms); such a side compares by time.
+  int64_t min_sensor_updates = 5;
   std::vector<Rule> rules;          // known inefficiency patterns (rules/*.json)
 };
 

@@ -16,7 +16,7 @@ CostModel::CostModel(const Run& run, const energy::Attribution& attribution)
     if (op.parent >= 0 && op.parent < static_cast<int64_t>(run.ops.size()))
       children_[op.parent].push_back(op.id);
   for (const auto& m : run.replays)
-    if (m.status == "ok" && m.op >= 0 && m.op < static_cast<int64_t>(run.ops.size()))
+    if (ReplayUsable(m) && m.op >= 0 && m.op < static_cast<int64_t>(run.ops.size()))
       replay_by_signature_.emplace(OpSignature(run, run.ops[m.op]), &m);
   // Whether an op or anything under it was replayed decides how it is costed.
   has_replay_below_.assign(run.ops.size(), 0);

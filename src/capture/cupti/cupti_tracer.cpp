@@ -51,7 +51,7 @@ std::vector<CUpti_ActivityKind> WorkKinds(const TracerOptions& o) {
     for (auto k : {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
                    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION})
       kinds.push_back(k);
-  if (o.api_calls)
+  if (o.api_calls == ApiCalls::kAll)
     for (auto k : {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER}) kinds.push_back(k);
   if (o.kernels || o.transfers) kinds.push_back(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
   return kinds;
@@ -105,6 +105,7 @@ class Tracer final : public CuptiTracer {
   }
   void ApplyGate();  // gate_mu_ held
   Status SetCollection(bool on);
+  Status SetLaunchLikeApis(bool on);
   void Disable(const std::string& why);
   void DrainLoop();
   Status DrainOnce();
@@ -128,6 +129,8 @@ class Tracer final : public CuptiTracer {
   std::mutex gate_mu_;
   RecordingGate gate_;
   bool collecting_ = false;
+  // ApiCalls::kLaunches: the callback ids turned on and off with collection.
+  std::vector<CUpti_CallbackId> runtime_apis_, driver_apis_;
   std::atomic<bool> disabled_{false};
 
   std::mutex drain_mu_;  // one drain at a time: the thread, Flush, Stop
@@ -150,7 +153,7 @@ ProcessorOptions Tracer::MakeProcessorOptions() {
   ProcessorOptions p;
   p.kernels = options_.kernels;
   p.transfers = options_.transfers;
-  p.api_calls = options_.api_calls;
+  p.api_calls = options_.api_calls != ApiCalls::kNone;
   p.nvtx = options_.nvtx;
   p.devices = options_.devices;
   p.api_name = [this](uint32_t domain, uint32_t cbid) { return ApiName(domain, cbid); };
@@ -230,7 +233,20 @@ Status Tracer::SetCollection(bool on) {
     }
     MAGNETON_RETURN_IF_ERROR(CuptiStatus(r, on ? "cuptiActivityEnable" : "cuptiActivityDisable"));
   }
+  if (options_.api_calls == ApiCalls::kLaunches) MAGNETON_RETURN_IF_ERROR(SetLaunchLikeApis(on));
   collecting_ = on;
+  return Status::Ok();
+}
+
+Status Tracer::SetLaunchLikeApis(bool on) {
+  if (runtime_apis_.empty() && driver_apis_.empty()) {
+    runtime_apis_ = LaunchLikeApis(CUPTI_CB_DOMAIN_RUNTIME_API);
+    driver_apis_ = LaunchLikeApis(CUPTI_CB_DOMAIN_DRIVER_API);
+  }
+  for (CUpti_CallbackId id : runtime_apis_)
+    MAGNETON_RETURN_IF_ERROR(CuptiStatus(cuptiActivityEnableRuntimeApi(id, on), "cuptiActivityEnableRuntimeApi"));
+  for (CUpti_CallbackId id : driver_apis_)
+    MAGNETON_RETURN_IF_ERROR(CuptiStatus(cuptiActivityEnableDriverApi(id, on), "cuptiActivityEnableDriverApi"));
   return Status::Ok();
 }
 
@@ -245,6 +261,7 @@ void Tracer::Disable(const std::string& why) {
   // One line, on stderr, and the host program goes on untouched.
   std::fprintf(stderr, "magneton: kernel tracing stopped in process %d: %s\n", static_cast<int>(getpid()), why.c_str());
   for (auto kind : WorkKinds(options_)) (void)cuptiActivityDisable(kind);
+  if (options_.api_calls == ApiCalls::kLaunches) (void)SetLaunchLikeApis(false);
   collecting_ = false;
   std::lock_guard<std::mutex> lock(stats_mu_);
   pending_stats_.push_back(Stat{"cupti_tracing_disabled", "error", 1, why});

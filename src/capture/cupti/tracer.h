@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "capture/cupti/api_selection.h"
 #include "core/run.h"
 #include "core/status.h"
 
@@ -22,7 +23,7 @@ namespace magneton::capture {
 struct TracerOptions {
   bool kernels = true;
   bool transfers = true;     // memcpy, memset, synchronization
-  bool api_calls = true;     // runtime + driver API with correlation ids
+  ApiCalls api_calls = ApiCalls::kLaunches;  // which runtime/driver API calls become rows (api_selection.h)
   bool nvtx = true;          // NVTX push/pop and start/end ranges
   bool stacks = false;       // native call stacks at launch (libunwind)
   std::string only_ranges;   // record only inside NVTX ranges matching this prefix ("magneton:")

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <random>
 #include <thread>
@@ -511,6 +512,16 @@ class Sensors {
   std::string reason_;
 };
 
+// A key with no device work draws nothing above idle: a call costs the idle
+// power over its time, when the device's idle power was measured.
+void HostOnlyEnergy(const std::map<std::string, double>& idle, const std::string& device, bool timed,
+                    ReplayResult* r) {
+  auto it = idle.find(device);
+  r->energy = timed && it != idle.end();
+  r->m.joules_per_call = r->energy ? it->second * r->m.seconds_per_call : -1;
+  r->energy_source = r->energy ? "idle power x host time (no device work)" : "no device work; idle power not measured";
+}
+
 class Progress {
  public:
   Progress(bool on, size_t total, double budget_s) : on_(on), total_(total), budget_s_(budget_s), t0_(NowNs()) {}
@@ -564,13 +575,22 @@ Result<ReplayReport> RunReplay(const std::vector<std::shared_ptr<ReplayEntry>>& 
   }
   rep.idle_watts = idle;
 
+  // The costliest recorded calls first: a budget that runs out leaves the
+  // cheap keys unmeasured, not the ones that matter.
+  std::vector<size_t> order(entries.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return entries[a]->recorded_ns > entries[b]->recorded_ns; });
+  rep.results.resize(entries.size());
+
   std::mt19937 rng(12345);
   Progress progress(o.progress, entries.size(), o.total_budget_s);
-  int64_t graph_fallbacks = 0, graphs = 0, mismatches = 0, unsupported = 0;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    progress.Update(i);
+  int64_t graph_fallbacks = 0, graphs = 0, mismatches = 0, unsupported = 0, host_ops = 0;
+  for (size_t done = 0; done < order.size(); ++done) {
+    progress.Update(done);
+    const size_t i = order[done];
     ReplayEntry& e = *entries[i];
-    ReplayResult r;
+    ReplayResult& r = rep.results[i];
     r.m.id = static_cast<int64_t>(i);
     r.m.op = e.ordinal;
     r.m.key = e.key;
@@ -583,13 +603,11 @@ Result<ReplayReport> RunReplay(const std::vector<std::shared_ptr<ReplayEntry>>& 
       r.m.status = "unsupported";
       r.detail = e.unsupported;
       ++unsupported;
-      rep.results.push_back(std::move(r));
       continue;
     }
     if (NowNs() >= total_deadline) {
       r.m.status = "budget";
       r.detail = "total time budget spent before this operator";
-      rep.results.push_back(std::move(r));
       continue;
     }
     const int64_t op_deadline = std::min(total_deadline, NowNs() + static_cast<int64_t>(o.op_budget_s * 1e9));
@@ -667,43 +685,65 @@ Result<ReplayReport> RunReplay(const std::vector<std::shared_ptr<ReplayEntry>>& 
       double per_call = std::max(1e-9, (NowNs() - w0) * 1e-9 / static_cast<double>(warm));
 
       CallRunner runner = runners ? runners(i) : CallRunner{};
+      bool host_only = false;
       if (runner) {
         try {
-          if (runner(1) <= 0) runner = {};
+          const int64_t probe = runner(1);
+          host_only = probe < 0;  // an empty CUDA graph: the op launches no device work
+          if (probe <= 0) runner = {};
         } catch (const std::exception&) {
           runner = {};
         }
         if (runner) {
           r.cuda_graph = true;
           ++graphs;
+        } else if (host_only) {
+          ++host_ops;
         } else {
           ++graph_fallbacks;
         }
       }
+      // With no device work nothing is drawn above idle: no energy windows
+      // (their CV would never converge), short windows of host time instead.
+      const bool measure_energy = energy && !host_only;
       std::vector<double> seconds, joules;
       int64_t window_calls = 0;
+      int short_windows = 0;
       bool converged = false, budget = false;
       while (static_cast<int>(seconds.size()) < o.max_repeats) {
-        const double window = std::max(o.window_s, energy ? (o.min_updates + 1) * period_s : 0.0);
+        const double window = host_only ? std::min(o.window_s, o.host_window_s)
+                                        : std::max(o.window_s, measure_energy ? (o.min_updates + 1) * period_s : 0.0);
         if (NowNs() + static_cast<int64_t>(window * 1e9) > op_deadline) {
           budget = true;
           break;
         }
         work = FreshArgs(e);
-        const int64_t chunk = std::max<int64_t>(1, static_cast<int64_t>(0.01 / per_call));
+        // Launches (and graph replays) are asynchronous: a loop bounded by host
+        // time alone queues far more than the window holds. Launch the calls
+        // the window holds at the current estimate (and stop at the window's
+        // host time, for host-bound ops), then time what they took.
+        const int64_t target = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(window / per_call)));
+        const int64_t chunk = std::clamp<int64_t>(static_cast<int64_t>(0.01 / per_call), 1, target);
         Synchronize(e.device);
         const int64_t t0 = NowNs();
         int64_t calls = 0;
-        while (NowNs() - t0 < static_cast<int64_t>(window * 1e9)) {
-          calls += runner ? runner(chunk) : (Calls(h, work, chunk), chunk);
-        }
+        do {
+          const int64_t n = std::min(chunk, target - calls);
+          calls += runner ? runner(n) : (Calls(h, work, n), n);
+        } while (calls < target && NowNs() - t0 < static_cast<int64_t>(window * 1e9));
         Synchronize(e.device);
         const int64_t t1 = NowNs();
         const double s = (t1 - t0) * 1e-9 / static_cast<double>(calls);
         per_call = s;
+        // Cut short by a high estimate (the warm-up's plain launches before a
+        // graph): too few sensor updates. Again, at the corrected estimate.
+        if ((t1 - t0) * 1e-9 < 0.8 * window && short_windows < 3) {
+          ++short_windows;
+          continue;
+        }
         window_calls = calls;
         seconds.push_back(s);
-        if (energy) {
+        if (measure_energy) {
           auto p = sensors.Average(e.device, t0, t1);
           if (p.period_s > 0) period_s = p.period_s;
           if (p.ok) {
@@ -712,11 +752,14 @@ Result<ReplayReport> RunReplay(const std::vector<std::shared_ptr<ReplayEntry>>& 
           }
         }
         const auto& judged = joules.size() == seconds.size() && !joules.empty() ? joules : seconds;
-        if (static_cast<int>(judged.size()) >= o.min_repeats && Cv(judged) <= o.target_cv) {
+        // The mean's relative standard error: a window's own spread (~2% for
+        // 0.6 s NVML windows) shrinks with the number of windows averaged.
+        const double rse = Cv(judged) / std::sqrt(static_cast<double>(judged.size()));
+        if (static_cast<int>(judged.size()) >= o.min_repeats && rse <= o.target_rse) {
           converged = true;
           break;
         }
-        if (energy) {  // a random phase shift against the sensor's update period
+        if (measure_energy) {  // a random phase shift against the sensor's update period
           std::uniform_real_distribution<double> delay(0, period_s);
           std::this_thread::sleep_for(std::chrono::duration<double>(delay(rng)));
         }
@@ -727,13 +770,20 @@ Result<ReplayReport> RunReplay(const std::vector<std::shared_ptr<ReplayEntry>>& 
       if (!seconds.empty()) r.m.seconds_per_call = Mean(seconds);
       r.m.joules_per_call = r.energy ? Mean(joules) : -1;
       r.m.cv = Cv(r.energy ? joules : seconds);
+      if (host_only) {
+        HostOnlyEnergy(idle, DeviceLabel(e.device), !seconds.empty(), &r);
+        if (!energy) r.energy_source = sensors.reason();
+        // A valid measurement once the CV can be judged: the time is the only
+        // figure and a noisy one is still its best estimate.
+        if (r.m.status.empty())
+          r.m.status = static_cast<int>(seconds.size()) >= o.min_repeats ? "host" : "budget";
+      }
       if (r.m.status.empty()) r.m.status = converged ? "ok" : budget ? "budget" : "noisy";
     } catch (const std::exception& ex) {
       std::string what = ex.what();
       r.m.status = "error";
       r.detail = what.substr(0, what.find('\n'));
     }
-    rep.results.push_back(std::move(r));
   }
   progress.Update(entries.size(), true);
   if (unsupported)
@@ -741,6 +791,9 @@ Result<ReplayReport> RunReplay(const std::vector<std::shared_ptr<ReplayEntry>>& 
   if (mismatches)
     rep.stats.push_back(Stat{"replay_mismatch", "data_loss", mismatches, "replayed outputs differ from the recorded fingerprints"});
   if (graphs) rep.stats.push_back(Stat{"replay_cuda_graphs", "info", graphs, "operators replayed inside a CUDA graph"});
+  if (host_ops)
+    rep.stats.push_back(Stat{"replay_host_ops", "info", host_ops,
+                             "operators with no device work (empty CUDA graph): timed on the host, no energy windows"});
   if (graph_fallbacks)
     rep.stats.push_back(Stat{"replay_cuda_graph_fallback", "info", graph_fallbacks,
                              "CUDA graph capture failed; replayed with plain launches"});

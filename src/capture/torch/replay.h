@@ -64,9 +64,10 @@ class ReplayCapture {
 struct ReplayOptions {
   double window_s = 0.5;        // shortest measurement window
   int min_updates = 5;          // ... and at least this many sensor updates per window
-  double target_cv = 0.02;      // stop once the windows' CV is at most this
+  double target_rse = 0.01;      // stop once the mean's relative standard error (CV/sqrt(windows)) is at most this
   int min_repeats = 3;          // windows before the CV is judged
   int max_repeats = 20;         // then status "noisy"
+  double host_window_s = 0.05;  // windows of ops with no device work (status "host"): host time only
   double op_budget_s = 10;      // per operator key
   double total_budget_s = 300;  // all keys together
   double idle_s = 0.6;          // quiet window for idle power (0: none)
@@ -84,7 +85,9 @@ struct ReplayResult {
 };
 
 // Runs `n` calls of the entry in some other way (a CUDA graph); returns the
-// calls it made. Built per entry by the factory; an empty function = the plain loop.
+// calls it made, or -1 when the entry launches no device work (its graph is
+// empty): the key is then timed on the host, status "host". Built per entry by
+// the factory; an empty function = the plain loop.
 using CallRunner = std::function<int64_t(int64_t n)>;
 using RunnerFactory = std::function<CallRunner(size_t entry)>;
 
@@ -95,6 +98,8 @@ struct ReplayReport {
   std::string energy_reason;                 // why no energy, if none
 };
 
+// Keys are measured in decreasing recorded cost (ReplayEntry::recorded_ns), so
+// a budget runs out on the cheap ones; results are in the order of `entries`.
 Result<ReplayReport> RunReplay(const std::vector<std::shared_ptr<ReplayEntry>>& entries, const ReplayOptions& options,
                                const RunnerFactory& runners = {});
 

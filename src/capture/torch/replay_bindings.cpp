@@ -1,4 +1,4 @@
-// magneton._torch bindings of operator replay (python/magneton/replay.py wraps them).
+// magneton._torch bindings of operator replay (python/magneton/op_replay.py wraps them).
 #include <pybind11/functional.h>
 #include <cmath>
 #include <pybind11/pybind11.h>
@@ -113,9 +113,10 @@ void BindReplay(py::module& m) {
             };
             num("window_s", &o.window_s);
             integer("min_updates", &o.min_updates);
-            num("target_cv", &o.target_cv);
+            num("target_rse", &o.target_rse);
             integer("min_repeats", &o.min_repeats);
             integer("max_repeats", &o.max_repeats);
+            num("host_window_s", &o.host_window_s);
             num("op_budget_s", &o.op_budget_s);
             num("budget_s", &o.total_budget_s);
             num("idle_s", &o.idle_s);

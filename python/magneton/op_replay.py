@@ -16,14 +16,19 @@ keyed by operator, shapes, dtypes, strides, scalar arguments and device (the
 first call of each key). The replay re-invokes each key through the dispatcher
 in windows of >= 0.5 s and >= 5 sensor updates, synchronizing the device at the
 window edges (inside a CUDA graph where capture works), until the windows' CV
-is <= 2% or a budget runs out. Results go into the run file's replays table;
-`magneton diff` and `magneton top` use them and say so.
+is <= 2% or a budget runs out, the costliest recorded calls first. Operators
+that launch no device work (views, empty, ...: an empty CUDA graph) are timed
+on the host only (status "host"). Results go into the run file's replays
+table; `magneton diff` and `magneton top` use them and say so.
+
+The module is `magneton.op_replay`; `magneton.replay` is the function below.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import warnings
 from typing import Iterable, Optional, Union
 
 __all__ = ["replay", "ReplayOptions", "DEFAULTS", "selection_from_diff", "op_signature", "format_table"]
@@ -32,9 +37,10 @@ __all__ = ["replay", "ReplayOptions", "DEFAULTS", "selection_from_diff", "op_sig
 DEFAULTS = {
     "window_s": 0.5,         # shortest measurement window
     "min_updates": 5,        # ... and at least this many sensor updates per window
-    "target_cv": 0.02,       # stop once the windows' coefficient of variation is at most this
+    "target_rse": 0.01,      # stop once the mean's relative standard error (CV / sqrt(windows)) is at most this
     "min_repeats": 3,        # windows before the CV is judged
     "max_repeats": 20,       # then status "noisy"
+    "host_window_s": 0.05,   # windows of ops with no device work (status "host"): host time only
     "op_budget_s": 10.0,     # per operator key
     "budget_s": 300.0,       # all keys together
     "idle_s": 0.6,           # quiet window for idle power before the replay (0: none)
@@ -100,6 +106,32 @@ def _selection(ops, run: Optional[dict]) -> dict:
     return {"all": False, "signatures": signatures, "names": names, "top_level_only": bool(names)}
 
 
+# What torch warns when a captured CUDA graph has no nodes (aten/src/ATen/cuda/CUDAGraph.cpp).
+_EMPTY_GRAPH_WARNING = "The CUDA Graph is empty"
+
+
+def _captures_nothing(capture_graph) -> bool:
+    """Runs `capture_graph()` (a torch.cuda.graph capture) and says whether torch
+    warned that the graph is empty: the op launched no device work. That
+    warning is expected here and not shown; any other warning goes on."""
+    caught: list = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            capture_graph()
+    finally:  # the others go on even when the capture failed
+        for w in caught:
+            if _EMPTY_GRAPH_WARNING not in str(w.message):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    return any(_EMPTY_GRAPH_WARNING in str(w.message) for w in caught)
+
+
+def _no_device_work(n: int) -> int:
+    """The runner of an op with no device work: -1 tells the C++ loop to time
+    it on the host only (status "host")."""
+    return -1
+
+
 def _graph_runners(capture, entries: list, options: dict, stats: list):
     """A factory of CUDA graph runners for the C++ replay loop, or None."""
     torch = sys.modules.get("torch")
@@ -118,8 +150,13 @@ def _graph_runners(capture, entries: list, options: dict, stats: list):
                 capture.call(i, 3)  # warm-up off the default stream, as torch.cuda.graph wants
             torch.cuda.current_stream().wait_stream(stream)
             graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                capture.call(i, k)
+
+            def capture_graph():
+                with torch.cuda.graph(graph):
+                    capture.call(i, k)
+
+            if _captures_nothing(capture_graph):
+                return _no_device_work
         except Exception as ex:  # noqa: BLE001 - capture is optional: plain launches instead
             stats.append({"name": "replay_cuda_graph_capture", "severity": "info", "value": 1,
                           "description": f"{e['name']}: {str(ex).splitlines()[0] if str(ex) else type(ex).__name__}"})
@@ -206,11 +243,13 @@ def replay(path: str, fn, *args, ops=None, diff: Union[str, dict, None] = None, 
         this run's side in it: the top-level operators of its waste findings;
       ops: "all" (every distinct key), or a list of op ids of this run, operator
         names or signatures (a replay key works too).
-    options: see DEFAULTS (budget_s, op_budget_s, target_cv, window_s, energy, ...).
+    options: see DEFAULTS (budget_s, op_budget_s, target_rse, window_s, energy, ...).
     Returns {path, results, stats, idle_watts, energy_reason, stored}; `results`
     holds one dict per key: op, key, calls, repeats, seconds_per_call,
     joules_per_call (None without an energy sensor), idle_watts, cv, status
-    ("ok", "budget", "noisy", "mismatch", "unsupported", "error"), energy_source.
+    ("ok", "host", "budget", "noisy", "mismatch", "unsupported", "error"),
+    energy_source. "host": no device work, timed on the host; its
+    joules_per_call is idle_watts x seconds_per_call (None without idle power).
     """
     from magneton.recorder import extension, load_run
 

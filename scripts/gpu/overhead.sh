@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Recording overhead on the GPU machine (issues 4 and 5), in one device call:
+#  1. `magneton record -- CMD` (CUPTI injection) on a GPT-2 small forward loop
+#     (scripts/gpu/gpt2_loop.py: batch 8, sequence 128, random weights; launch
+#     bound: ~4,000 kernels per 10 iterations): plain, record (default: API
+#     calls that launch, copy or wait), record --api all, record --stacks.
+#     Modes alternate within each round, so drift hits them alike; each run
+#     reports the loop's own wall time (after warm-up, synchronized) and the
+#     whole process's wall time;
+#  2. the torch recorder (magneton.record, fingerprints off) against a plain
+#     run in the same process, at a launch-bound and a GPU-bound size
+#     (scripts/gpu/torch.sh, phases overhead-ops and overhead-kernels).
+# Prints medians and overheads; files back in $OUT: overhead.txt, log.txt.
+# About 4 minutes on the H200 with .gpubin carried (no build).
+#   usage on the device: carry [".gpudeps", ".gpubin"]; OUT=$OUT scripts/gpu/overhead.sh
+#   ROUNDS (default 3), ITERS (default 300), BUDGET seconds (default 300).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+start=$(date +%s)
+OUT=${OUT:-/tmp/overhead-out}
+mkdir -p "$OUT"
+LOG=$OUT/log.txt
+: > "$LOG"
+BUDGET=${BUDGET:-300}
+ROUNDS=${ROUNDS:-3}
+ITERS=${ITERS:-300}
+source scripts/gpu_env.sh
+step() { echo "== $* ($(( $(date +%s) - start )) s)" | tee -a "$LOG"; }
+left() { echo $(( BUDGET - ($(date +%s) - start) )); }
+
+step "build"
+gpu_build magneton magneton_cupti magneton_torch >> "$LOG" 2>&1 || { echo "overhead.sh: build failed (log.txt)"; exit 1; }
+M=$PWD/build-gpu/magneton
+WORK=$(mktemp -d /tmp/overhead.XXXX)
+
+step "magneton record: $ROUNDS rounds x 4 modes, GPT-2 $ITERS iterations"
+modes="plain record api-all stacks"
+for round in $(seq "$ROUNDS"); do
+  for mode in $modes; do
+    [ "$(left)" -lt 100 ] && { echo "round $round $mode: skipped, out of time" >> "$LOG"; continue; }
+    case $mode in
+      plain) cmd=(python3 scripts/gpu/gpt2_loop.py --iters "$ITERS") ;;
+      record) cmd=("$M" record -f -o "$WORK/r.mgt" -- python3 scripts/gpu/gpt2_loop.py --iters "$ITERS") ;;
+      api-all) cmd=("$M" record -f --api all -o "$WORK/r.mgt" -- python3 scripts/gpu/gpt2_loop.py --iters "$ITERS") ;;
+      stacks) cmd=("$M" record -f --stacks -o "$WORK/r.mgt" -- python3 scripts/gpu/gpt2_loop.py --iters "$ITERS") ;;
+    esac
+    t0=$(date +%s%N)
+    out=$(timeout -k 5 90 "${cmd[@]}" 2>>"$LOG")
+    rc=$?
+    t1=$(date +%s%N)
+    loop=$(echo "$out" | awk '/LOOP_S/{print $2}')
+    rows=""
+    [ "$mode" != plain ] && [ -f "$WORK/r.mgt" ] &&
+      rows=$(python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(*[c.execute(f'select count(*) from {t}').fetchone()[0] for t in ('kernels','api_calls','stacks')])" "$WORK/r.mgt" 2>>"$LOG")
+    echo "RUN $mode $round ${loop:-nan} $(( (t1 - t0) / 1000000 )) $rc ${rows:-}" | tee -a "$LOG"
+  done
+done
+
+step "torch recorder overhead (fingerprints off)"
+if [ "$(left)" -gt 60 ]; then
+  PYTHONPATH=$PWD/python NO_BUILD=1 TORCH_SH_PHASES="overhead-ops overhead-kernels" OUT=$WORK/torch \
+    timeout -k 5 $(( $(left) - 10 )) bash scripts/gpu/torch.sh >> "$LOG" 2>&1
+  sed -n '/^overhead /,$p' "$WORK/torch/summary.txt" > "$WORK/torch-ovh.txt" 2>/dev/null
+else
+  echo "skipped: out of time" > "$WORK/torch-ovh.txt"
+fi
+
+step "summary"
+{
+  echo "recording overhead on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "magneton record, GPT-2 small forward x $ITERS (batch 8, seq 128), medians over $ROUNDS rounds"
+  python3 - "$LOG" <<'PY'
+import statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    if line.startswith("RUN "):
+        _, mode, _, loop, wall_ms, rc, *rows = line.split()
+        runs.setdefault(mode, []).append((float(loop), int(wall_ms) / 1e3, rc, rows))
+base = runs.get("plain")
+med = lambda v: statistics.median(v) if v else float("nan")
+pl = med([r[0] for r in base if r[0] == r[0]]) if base else float("nan")
+pw = med([r[1] for r in base]) if base else float("nan")
+print(f"{'mode':<8} {'n':>2} {'loop s':>8} {'loop ovh':>9} {'process s':>10} {'proc ovh':>9}  kernels api_calls stacks")
+for mode in ("plain", "record", "api-all", "stacks"):
+    rs = runs.get(mode, [])
+    if not rs:
+        print(f"{mode:<8}  0  (not run)")
+        continue
+    l = med([r[0] for r in rs if r[0] == r[0]]); w = med([r[1] for r in rs])
+    print(f"{mode:<8} {len(rs):>2} {l:>8.4f} {100 * (l / pl - 1):>+8.1f}% {w:>10.2f} {100 * (w / pw - 1):>+8.1f}%  "
+          f"{' '.join(rs[-1][3]) or '-'}  exits {','.join(r[2] for r in rs)}")
+PY
+  echo
+  echo "torch recorder (magneton.record, fingerprints off), median of 30 forwards"
+  cat "$WORK/torch-ovh.txt"
+} | tee "$OUT/overhead.txt"
+rm -rf "$WORK"
+step "done"

@@ -1,0 +1,44 @@
+#include "capture/cupti/api_selection.h"
+
+namespace magneton::capture {
+
+bool ParseApiCalls(std::string_view text, ApiCalls* out) {
+  for (ApiCalls a : {ApiCalls::kNone, ApiCalls::kLaunches, ApiCalls::kAll})
+    if (text == ApiCallsName(a)) {
+      *out = a;
+      return true;
+    }
+  return false;
+}
+
+const char* ApiCallsName(ApiCalls a) {
+  switch (a) {
+    case ApiCalls::kNone: return "none";
+    case ApiCalls::kLaunches: return "launches";
+    case ApiCalls::kAll: return "all";
+  }
+  return "?";
+}
+
+bool IsLaunchLikeApi(std::string_view name) {
+  // Kernel, graph and host-function launches; copies and memsets (runtime
+  // cudaMemcpy*, driver cuMemcpy*); waits; allocations, which can synchronize.
+  for (std::string_view part : {"Launch", "Memcpy", "Memset", "Synchronize", "Malloc", "MemAlloc", "Free"})
+    if (name.find(part) != std::string_view::npos) return true;
+  return false;
+}
+
+std::vector<CUpti_CallbackId> LaunchLikeApis(CUpti_CallbackDomain domain) {
+  uint32_t size = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? CUPTI_RUNTIME_TRACE_CBID_SIZE
+                  : domain == CUPTI_CB_DOMAIN_DRIVER_API ? CUPTI_DRIVER_TRACE_CBID_SIZE
+                                                         : 0;
+  std::vector<CUpti_CallbackId> ids;
+  for (uint32_t cbid = 1; cbid < size; ++cbid) {
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(domain, cbid, &name) == CUPTI_SUCCESS && name && IsLaunchLikeApi(name))
+      ids.push_back(cbid);
+  }
+  return ids;
+}
+
+}  // namespace magneton::capture

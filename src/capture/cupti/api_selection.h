@@ -1,0 +1,33 @@
+// Which CUDA runtime and driver API calls become ApiCall rows. Analysis needs
+// only the calls that correlate with device work (launches, copies, memsets)
+// and the ones that block the host (synchronization, allocation); PyTorch
+// makes ~15 other calls per kernel (cudaGetDevice, cuGetProcAddress, ...),
+// and recording all of them is most of the tracer's cost on launch-bound loops.
+#pragma once
+
+#include <cupti.h>
+
+#include <string_view>
+#include <vector>
+
+namespace magneton::capture {
+
+enum class ApiCalls {
+  kNone,      // no API call rows (kernels still placed by their op or their own start)
+  kLaunches,  // launches, copies, memsets, synchronization, allocation (the default)
+  kAll,       // every runtime and driver API call
+};
+
+// Parses "none", "launches", "all"; false for anything else.
+bool ParseApiCalls(std::string_view text, ApiCalls* out);
+const char* ApiCallsName(ApiCalls a);
+
+// Whether an API function (CUPTI's callback name, "cudaLaunchKernel_v7000",
+// "cuMemcpyHtoDAsync_v2") belongs to kLaunches.
+bool IsLaunchLikeApi(std::string_view name);
+
+// The callback ids of `domain` (runtime or driver API) that IsLaunchLikeApi
+// selects, from libcupti's own names (no GPU needed).
+std::vector<CUpti_CallbackId> LaunchLikeApis(CUpti_CallbackDomain domain);
+
+}  // namespace magneton::capture

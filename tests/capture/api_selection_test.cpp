@@ -1,0 +1,54 @@
+// The API calls kept by default (--api launches), chosen by name from
+// libcupti's own callback tables; libcupti answers without a GPU.
+#include "capture/cupti/api_selection.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace magneton::capture {
+namespace {
+
+bool Has(const std::vector<CUpti_CallbackId>& ids, CUpti_CallbackId id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+TEST(ApiSelection, KeepsWorkAndWaitsDropsQueries) {
+  for (const char* kept : {"cudaLaunchKernel_v7000", "cuLaunchKernelEx", "cudaGraphLaunch_v10000", "cudaMemcpyAsync_v3020",
+                           "cuMemcpyHtoDAsync_v2", "cudaMemsetAsync_v3020", "cudaStreamSynchronize_v3020",
+                           "cuCtxSynchronize", "cudaMalloc_v3020", "cuMemAlloc_v2", "cudaFree_v3020"})
+    EXPECT_TRUE(IsLaunchLikeApi(kept)) << kept;
+  for (const char* dropped : {"cudaGetDevice_v3020", "cuGetProcAddress_v2", "cuDevicePrimaryCtxGetState",
+                              "cudaGetLastError_v3020", "cudaStreamIsCapturing_v10000", "cuKernelGetName",
+                              "cudaFuncSetAttribute_v9000", "cudaEventRecord_v3020"})
+    EXPECT_FALSE(IsLaunchLikeApi(dropped)) << dropped;
+}
+
+TEST(ApiSelection, CallbackIdsComeFromLibcuptiNames) {
+  auto runtime = LaunchLikeApis(CUPTI_CB_DOMAIN_RUNTIME_API);
+  EXPECT_TRUE(Has(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+  EXPECT_TRUE(Has(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020));
+  EXPECT_TRUE(Has(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020));
+  EXPECT_FALSE(Has(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020));
+  auto driver = LaunchLikeApis(CUPTI_CB_DOMAIN_DRIVER_API);
+  EXPECT_TRUE(Has(driver, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
+  EXPECT_FALSE(Has(driver, CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress_v2));
+  // A small share of each table: most API functions are queries and setup.
+  EXPECT_LT(runtime.size(), CUPTI_RUNTIME_TRACE_CBID_SIZE / 3);
+  EXPECT_LT(driver.size(), CUPTI_DRIVER_TRACE_CBID_SIZE / 3);
+  EXPECT_TRUE(LaunchLikeApis(CUPTI_CB_DOMAIN_NVTX).empty());
+}
+
+TEST(ApiSelection, ParsesTheCommandLineNames) {
+  ApiCalls a = ApiCalls::kNone;
+  ASSERT_TRUE(ParseApiCalls("all", &a));
+  EXPECT_EQ(a, ApiCalls::kAll);
+  ASSERT_TRUE(ParseApiCalls("launches", &a));
+  EXPECT_EQ(a, ApiCalls::kLaunches);
+  EXPECT_FALSE(ParseApiCalls("some", &a));
+  EXPECT_EQ(a, ApiCalls::kLaunches);
+  EXPECT_STREQ(ApiCallsName(ApiCalls::kNone), "none");
+}
+
+}  // namespace
+}  // namespace magneton::capture
