@@ -23,10 +23,12 @@ import argparse
 import importlib.util
 import inspect
 import json
+import math
 import os
 import resource
 import sys
 import time
+import contextlib
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -265,9 +267,26 @@ def _accepted(fn, wanted: dict) -> dict:
     return {k: v for k, v in wanted.items() if k in params}
 
 
-def record_iteration(module, state, path: str, energy: str, replay: bool) -> dict:
+_MEASURED_OPS = 30_000  # operators in a measured pass, at most (~100 bytes each in the run file)
+
+
+def _op_count(path: str) -> int:
+    """Operators in a recorded run file (its SQLite `ops` table), at least 1."""
+    import sqlite3
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+        return max(1, db.execute("SELECT count(*) FROM ops").fetchone()[0])
+
+
+def record_iteration(module, state, path: str, energy: str, replay: bool, measured: str | None = None,
+                     measured_s: float = 0.8) -> dict:
     """One iteration recorded by Magneton (imported here so the programs run without it):
-    magneton.record around step() for PyTorch, record_jax on the jitted program for JAX."""
+    magneton.record around step() for PyTorch, record_jax on the jitted program for JAX.
+    With `measured` (PyTorch): also a measured pass there, fingerprints off, repeating
+    step() for about `measured_s` seconds, so that its energy rests on several sensor
+    updates (NVML's change every ~100 ms); `magneton diff --measured-a` costs the regions
+    from it (docs/diff.md "Recording what to diff"). At least 3 and at most 100 steps, and
+    about _MEASURED_OPS operators, so that the committed run files stay small: a short step
+    of many operators gets fewer readings, and the diff then compares time and says so."""
     try:
         import magneton
     except ImportError as e:
@@ -285,12 +304,30 @@ def record_iteration(module, state, path: str, energy: str, replay: bool) -> dic
         record_jax(fn, *fn_args, path=path, **used)  # compiles and warms up before its measured pass
     else:
         used = _accepted(magneton.record, options)
+        w0 = time.perf_counter()
         out = module.step(state)  # warm: handles, autotuning and allocator outside the record
         sync(module, out)
+        step_s = time.perf_counter() - w0
         with magneton.record(path, **used):
             with nvtx_range("magneton.case/measured"):
                 out = module.step(state)
                 sync(module, out)
+        if measured:
+            out = module.step(state)  # a second warm step: the first paid for one-time set-up
+            sync(module, out)
+            w0 = time.perf_counter()
+            out = module.step(state)
+            sync(module, out)
+            step_s = min(step_s, time.perf_counter() - w0)
+            reps = max(3, min(100, math.ceil(measured_s / max(step_s, 1e-6)), _MEASURED_OPS // _op_count(path)))
+            with magneton.record(measured, energy=energy, overwrite=True):
+                for _ in range(reps):
+                    with nvtx_range("magneton.case/measured"):
+                        out = module.step(state)
+                sync(module, out)
+            return {"record": path, "measured": measured, "measured_reps": reps,
+                    "wall_s": (time.monotonic_ns() - t0) / 1e9, "recorder_options": sorted(used),
+                    "replay_unsupported": bool(replay and "replay" not in used)}
     return {"record": path, "wall_s": (time.monotonic_ns() - t0) / 1e9,
             "recorder_options": sorted(used), "replay_unsupported": bool(replay and "replay" not in used)}
 
@@ -308,6 +345,10 @@ def _parser(prog: str) -> argparse.ArgumentParser:
                    help="ground truth: run back to back for S seconds, print one window line")
     p.add_argument("--record", metavar="PATH", default=None,
                    help="record one iteration with magneton.record(PATH, fingerprints=True)")
+    p.add_argument("--measured", metavar="PATH", default=None,
+                   help="with --record: also a measured pass there (fingerprints off, repeated steps)")
+    p.add_argument("--measured-seconds", type=float, default=0.8,
+                   help="the measured pass's length (default 0.8 s: several NVML updates)")
     p.add_argument("--energy", choices=("nvml", "none", "auto"), default=None,
                    help="recorder energy source (default: nvml on cuda, none on cpu)")
     p.add_argument("--replay", action="store_true",
@@ -334,7 +375,8 @@ def main(module_name: str) -> None:
     info = {"case": case, "side": side, "device": device, "small": args.small}
     if args.record:
         energy = args.energy or ("nvml" if device == "cuda" else "none")
-        info.update(record_iteration(module, state, args.record, energy, args.replay))
+        info.update(record_iteration(module, state, args.record, energy, args.replay, args.measured,
+                                     args.measured_seconds))
         emit(info)
         return
     configure(module, state)

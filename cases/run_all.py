@@ -70,6 +70,11 @@ def _tail(text: str, n: int = 3) -> str:
     return " | ".join(text.strip().splitlines()[-n:])
 
 
+def measured_file(run_file: Path) -> Path:
+    """Where a side's measured pass goes (wasteful.mgt -> wasteful-measured.mgt)."""
+    return run_file.with_name(run_file.stem + "-measured.mgt")
+
+
 def side_command(case: str, side: str, exp: dict, run_file: Path, args) -> list[str]:
     """The command that records one side: the variant's own --record, or the CLI around it."""
     if exp["program"] == "cuda-binary":
@@ -82,7 +87,7 @@ def side_command(case: str, side: str, exp: dict, run_file: Path, args) -> list[
         program.append("--small")
     if exp["record_with"] == "cli":
         return [args.magneton, "record", "-o", str(run_file), "--", *program, "--iters", "1"]
-    cmd = [*program, "--record", str(run_file)]
+    cmd = [*program, "--record", str(run_file), "--measured", str(measured_file(run_file))]
     if args.replay:
         cmd.append("--replay")
     return cmd
@@ -95,6 +100,7 @@ def record_case(case: str, exp: dict, runs: Path, args) -> str:
     for side in casekit.SIDES:
         run_file = runs / f"{side}.mgt"
         run_file.unlink(missing_ok=True)
+        measured_file(run_file).unlink(missing_ok=True)
         cmd = side_command(case, side, exp, run_file, args)
         rc, out, err = _run(cmd, args.timeout)
         if rc != 0 or not run_file.exists():
@@ -103,8 +109,11 @@ def record_case(case: str, exp: dict, runs: Path, args) -> str:
 
 
 def diff_case(runs: Path, args) -> tuple[dict | None, str]:
-    cmd = [args.magneton, "diff", str(runs / "wasteful.mgt"), str(runs / "efficient.mgt"), "--json",
-           *shlex.split(args.diff_args)]
+    cmd = [args.magneton, "diff", str(runs / "wasteful.mgt"), str(runs / "efficient.mgt"), "--json"]
+    for side, flag in (("wasteful", "--measured-a"), ("efficient", "--measured-b")):
+        if measured_file(runs / f"{side}.mgt").exists():  # JAX programs and the CLI-recorded cases have none
+            cmd += [flag, str(measured_file(runs / f"{side}.mgt"))]
+    cmd += shlex.split(args.diff_args)
     rc, out, err = _run(cmd, args.timeout)
     if rc not in (0, 1):  # 1: a finding, by the CLI's convention
         return None, f"magneton diff failed (exit {rc}): {_tail(err or out)}"

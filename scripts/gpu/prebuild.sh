@@ -10,11 +10,21 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$here"
 venv=$(scripts/setup.sh | tail -n 1)
-cmake -S . -B build-carry -G Ninja -DPython_EXECUTABLE="$venv/bin/python" -DMAGNETON_TESTS=OFF -DMAGNETON_BENCH=OFF >/dev/null
-ninja -C build-carry magneton magneton_cupti magneton_torch magneton_energy_py >&2
-grep -qx '/.gpubin/' .git/info/exclude 2>/dev/null || echo '/.gpubin/' >> .git/info/exclude
+# BUILD_DIR=build reuses the normal build (same binaries; its tests are not carried).
+bd=${BUILD_DIR:-build-carry}
+[ -f "$bd/CMakeCache.txt" ] ||
+  cmake -S . -B "$bd" -G Ninja -DPython_EXECUTABLE="$venv/bin/python" -DMAGNETON_TESTS=OFF -DMAGNETON_BENCH=OFF >/dev/null
+ninja -C "$bd" magneton magneton_cupti magneton_torch magneton_energy_py >&2
+for d in /.gpubin/ /.gpudeps/; do grep -qx "$d" .git/info/exclude 2>/dev/null || echo "$d" >> .git/info/exclude; done
+# .gpudeps/: Debian packages the GPU image lacks, unpacked there by gpu_env.sh: the
+# run-time libraries of the binaries below, and the headers for scripts that compile there.
+if [ ! -d .gpudeps ]; then
+  mkdir -p .gpudeps
+  (cd .gpudeps && apt-get download libfmt9 libunwind8 libfmt-dev libunwind-dev libsqlite3-dev \
+     nlohmann-json3-dev libcli11-dev libeigen3-dev >/dev/null 2>&1) || echo "prebuild: apt-get download failed" >&2
+fi
 rm -rf .gpubin && mkdir -p .gpubin
-for f in build-carry/magneton build-carry/libmagneton_cupti.so python/magneton/_torch.*.so python/magneton/_energy.*.so; do
+for f in "$bd/magneton" "$bd/libmagneton_cupti.so" python/magneton/_torch.*.so python/magneton/_energy.*.so; do
   objcopy --compress-debug-sections "$f" ".gpubin/$(basename "$f")"
 done
 # Only the recorder keeps its debug sections (for addr2line); the carry is capped at 64 MiB.

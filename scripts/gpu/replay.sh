@@ -121,6 +121,56 @@ with torch.no_grad():
               f"{(replay_j / per_fwd - 1) * 100:+.1f}%")
     else:
         print("  loop energy unavailable:", w.measurement.reason)
+
+# (c) the paper's Table 4 operators: replayed average power next to what plain
+# sampling reports for one execution inside the program (the power reading a
+# sampler holds while the op runs: the first reading stamped at or after its
+# start, since NVML's value only changes every ~100 ms).
+def table4(n, xt, w):
+    r = torch.arange(n, device=dev)
+    c = xt.t().contiguous()
+    return r, c, torch.nn.functional.linear(c, w)
+
+n4 = 1 << (14 if dry else 27)
+d4 = 64 if dry else 8192
+xt = torch.randn(d4, d4, device=dev)
+w4 = torch.randn(d4, d4, device=dev)
+names4 = ["aten::arange", "aten::contiguous", "aten::linear"]
+with torch.no_grad():
+    table4(n4, xt, w4); sync()
+    p4 = os.path.join(out, "table4.mgt")
+    with magneton.record(p4, fingerprints=True, energy=energy, overwrite=True,
+                         replay={"ops": names4, "budget_s": budget * 0.25, "op_budget_s": 12.0,
+                                 "energy": energy, **short}) as rec4:
+        table4(n4, xt, w4)
+    res4 = rec4.replay_result
+    plain = {}
+    with magneton.Monitor(gpus=[0]) as m:
+        fns = {"aten::arange": lambda: torch.arange(n4, device=dev),
+               "aten::contiguous": lambda: xt.t().contiguous(),
+               "aten::linear": lambda: torch.nn.functional.linear(xt, w4)}
+        spans = {}
+        for name, f in fns.items():
+            time.sleep(0.3); sync()
+            t0 = magneton.clock_ns(); f(); sync(); spans[name] = (t0, magneton.clock_ns())
+        time.sleep(0.3)
+        inst = [s for s in m.series() if s["sensor"] == "power.instant"]
+        for name, (t0, t1) in spans.items():
+            after = [v for t, v in zip(inst[0]["t_ns"], inst[0]["value"]) if t >= t0] if inst else []
+            plain[name] = (after[0] if after else None, (t1 - t0) * 1e-9)
+print("\n(c) Table 4 operators: replayed vs plainly sampled average power")
+print(f"  {'operator':<18} {'replay s/call':>13} {'replay W':>9} {'above idle W':>12} {'sampled W':>10} {'one call s':>10} status")
+for name in names4:
+    rows = [r for r in res4["results"] if r.get("name") == name]
+    if not rows:
+        print(f"  {name:<18} not replayed"); continue
+    r = rows[0]
+    j, s = r["joules_per_call"], r["seconds_per_call"]
+    wr = j / s if j is not None and s > 0 else None
+    sw, one = plain.get(name, (None, float("nan")))
+    fmt = lambda v, f: "n/a" if v is None else format(v, f)
+    print(f"  {name:<18} {s:>13.3e} {fmt(wr, '9.1f'):>9} {fmt(None if wr is None else wr - r['idle_watts'], '12.1f'):>12} "
+          f"{fmt(sw, '10.1f'):>10} {one:>10.2e} {r['status']}")
 PY
 step "record + replay (budget ${REPLAY_BUDGET_S:-240} s)"
 timeout 480 python3 "$script" "$OUT" 2>"$OUT/replay.log" | tee "$OUT/replay.txt"

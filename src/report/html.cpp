@@ -261,7 +261,7 @@ std::string RenderHtml(const DiffReport& r, const Run& a, const Run& b, const Ru
   }
   out += fmt::format(
       "<section id=\"summary\"><h2>Summary</h2><p><b>{}</b> waste finding{}, {} trade-off{}, {} "
-      "noise group{}; {} regions matched, covering {} of a and {} of b. Waste adds up to <b>{}</b> "
+      "noise group{}; {} regions matched, holding {} of a's cost and {} of b's. Waste adds up to <b>{}</b> "
       "per iteration.</p>",
       waste, waste == 1 ? "" : "s", trade, trade == 1 ? "" : "s", noise, noise == 1 ? "" : "s",
       r.regions.size(), FormatPct(r.matched_share_a * 100), FormatPct(r.matched_share_b * 100),

@@ -24,6 +24,27 @@ const Finding* FirstNonNoise(const DiffReport& r) {
   return nullptr;
 }
 
+// A replay row for the first op named op_name (whose first input has `shape`, when given).
+void AddReplay(Run& run, const std::string& op_name, double joules, double seconds, const std::string& status = "ok",
+               const std::vector<int64_t>& shape = {}, double idle_watts = 0) {
+  for (const auto& op : run.ops)
+    if (op.name == op_name && (shape.empty() || run.tensors[op.inputs[0]].shape == shape)) {
+      ReplayMeasurement m;
+      m.id = static_cast<int64_t>(run.replays.size());
+      m.op = op.id;
+      m.key = op_name;
+      m.calls = 200;
+      m.repeats = 3;
+      m.seconds_per_call = seconds;
+      m.joules_per_call = joules;
+      m.idle_watts = idle_watts;
+      m.status = status;
+      run.replays.push_back(m);
+      return;
+    }
+  ADD_FAILURE() << "no op " << op_name;
+}
+
 TEST(DiffDetect, RepeatedRegionsOfOneCallSiteBecomeOneWasteFinding) {
   // 12 layers x 2 iterations of Conv1D; b spends 20% more energy in the same time.
   Pair p = Conv1DPair(12, 2, 1.20, 1.0);
@@ -156,25 +177,9 @@ TEST(DiffDetect, EnergyFromTooFewSensorReadingsComparesByTime) {
 TEST(DiffDetect, ReplayMeasurementsReplaceAttributedEnergy) {
   Pair p = Conv1DPair(4, 2, 1.0, 1.0);  // attribution sees no difference
   // A replay of a's addmm says it costs 0.8 J per call; b's mm and add 0.3 + 0.1.
-  auto add_replay = [](magneton::Run& run, const std::string& op_name, double j, double s) {
-    for (const auto& op : run.ops)
-      if (op.name == op_name) {
-        ReplayMeasurement m;
-        m.id = static_cast<int64_t>(run.replays.size());
-        m.op = op.id;
-        m.key = op_name;
-        m.calls = 200;
-        m.repeats = 5;
-        m.seconds_per_call = s;
-        m.joules_per_call = j;
-        m.status = "ok";
-        run.replays.push_back(m);
-        return;
-      }
-  };
-  add_replay(p.a.b.run, "aten::addmm", 0.8, 1e-3);
-  add_replay(p.b.b.run, "aten::mm", 0.3, 0.8e-3);
-  add_replay(p.b.b.run, "aten::add", 0.1, 0.2e-3);
+  AddReplay(p.a.b.run, "aten::addmm", 0.8, 1e-3);
+  AddReplay(p.b.b.run, "aten::mm", 0.3, 0.8e-3);
+  AddReplay(p.b.b.run, "aten::add", 0.1, 0.2e-3);
   DiffReport r = DiffPair(p);
   EXPECT_TRUE(r.a.has_replays);
   const Finding& f = r.findings[0];
@@ -193,30 +198,12 @@ TEST(DiffDetect, HostReplaysOfOpsWithNoDeviceWorkAreUsed) {
   // a's addmm replayed (0.8 J per call) and its views, which launch no device
   // work: status "host", idle power x their host time. Rows that did not
   // converge ("noisy") are not used.
-  auto add_replay = [](magneton::Run& run, const std::string& op_name, const std::vector<int64_t>& shape, double j,
-                       double s, const std::string& status) {
-    for (const auto& op : run.ops)
-      if (op.name == op_name && run.tensors[op.inputs[0]].shape == shape) {
-        ReplayMeasurement m;
-        m.id = static_cast<int64_t>(run.replays.size());
-        m.op = op.id;
-        m.key = op_name;
-        m.calls = 200;
-        m.repeats = 3;
-        m.seconds_per_call = s;
-        m.joules_per_call = j;
-        m.idle_watts = 100;
-        m.status = status;
-        run.replays.push_back(m);
-        return;
-      }
-  };
   magneton::Run& a = p.a.b.run;
-  add_replay(a, "aten::addmm", {2304}, 0.8, 1e-3, "ok");
-  add_replay(a, "aten::view", {8, 1024, 768}, 100 * 2e-6, 2e-6, "host");
-  add_replay(a, "aten::view", {8192, 2304}, 0.5, 2e-6, "noisy");
-  add_replay(p.b.b.run, "aten::mm", {8192, 768}, 0.3, 0.8e-3, "ok");
-  add_replay(p.b.b.run, "aten::add", {8192, 2304}, 0.1, 0.2e-3, "ok");
+  AddReplay(a, "aten::addmm", 0.8, 1e-3, "ok", {2304}, 100);
+  AddReplay(a, "aten::view", 100 * 2e-6, 2e-6, "host", {8, 1024, 768}, 100);
+  AddReplay(a, "aten::view", 0.5, 2e-6, "noisy", {8192, 2304}, 100);
+  AddReplay(p.b.b.run, "aten::mm", 0.3, 0.8e-3, "ok", {8192, 768}, 100);
+  AddReplay(p.b.b.run, "aten::add", 0.1, 0.2e-3, "ok", {8192, 2304}, 100);
   DiffReport r = DiffPair(p);
   ASSERT_FALSE(r.findings.empty());
   const Finding& f = r.findings[0];
@@ -224,7 +211,7 @@ TEST(DiffDetect, HostReplaysOfOpsWithNoDeviceWorkAreUsed) {
   // 8 regions: addmm and the first view from replay, plus the second view's attributed share.
   EXPECT_GT(f.a.joules, 8 * (0.8 + 2e-4) - 1e-9);
   EXPECT_LT(f.a.joules, 8 * (0.8 + 0.5));
-  add_replay(a, "aten::view", {8192, 2304}, 100 * 3e-6, 3e-6, "host");
+  AddReplay(a, "aten::view", 100 * 3e-6, 3e-6, "host", {8192, 2304}, 100);
   a.replays.erase(a.replays.begin() + 2);  // the noisy one
   DiffReport all = DiffPair(p);
   EXPECT_EQ(all.findings[0].a.source, CostSource::kReplay);  // every op of a's regions replayed
