@@ -108,13 +108,17 @@ def record_case(case: str, exp: dict, runs: Path, args) -> str:
     return ""
 
 
-def diff_case(runs: Path, args) -> tuple[dict | None, str]:
-    cmd = [args.magneton, "diff", str(runs / "wasteful.mgt"), str(runs / "efficient.mgt"), "--json"]
+def diff_command(magneton: str, runs: Path, extra: str = "") -> list[str]:
+    """`magneton diff --json` of a case's runs (wasteful = a), with the measured passes that exist."""
+    cmd = [magneton, "diff", str(runs / "wasteful.mgt"), str(runs / "efficient.mgt"), "--json"]
     for side, flag in (("wasteful", "--measured-a"), ("efficient", "--measured-b")):
         if measured_file(runs / f"{side}.mgt").exists():  # JAX programs and the CLI-recorded cases have none
             cmd += [flag, str(measured_file(runs / f"{side}.mgt"))]
-    cmd += shlex.split(args.diff_args)
-    rc, out, err = _run(cmd, args.timeout)
+    return cmd + shlex.split(extra)
+
+
+def diff_case(runs: Path, args) -> tuple[dict | None, str]:
+    rc, out, err = _run(diff_command(args.magneton, runs, args.diff_args), args.timeout)
     if rc not in (0, 1):  # 1: a finding, by the CLI's convention
         return None, f"magneton diff failed (exit {rc}): {_tail(err or out)}"
     try:

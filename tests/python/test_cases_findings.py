@@ -14,6 +14,7 @@ sys.path.insert(0, str(ROOT / "cases"))
 
 import casekit  # noqa: E402
 import findings  # noqa: E402
+import run_all  # noqa: E402
 
 # The shape src/report/json.cpp writes (schema in docs/diff.md): run A is the wasteful side.
 DIFF = {
@@ -118,8 +119,7 @@ def test_diff_of_committed_runs_reproduces_the_gpu_diagnosis(case):
     if binary is None:
         pytest.skip("magneton is not built (set MAGNETON_BUILD or MAGNETON_BIN)")
     runs = ROOT / "cases" / case / "runs"
-    p = subprocess.run([binary, "diff", str(runs / "wasteful.mgt"), str(runs / "efficient.mgt"), "--json"],
-                       capture_output=True, text=True, timeout=120)
+    p = subprocess.run(run_all.diff_command(binary, runs), capture_output=True, text=True, timeout=120)
     assert p.returncode in (0, 1), p.stderr
     now = findings.top_finding(json.loads(p.stdout))
     then = findings.top_finding(json.loads((runs / "diff.json").read_text()))
