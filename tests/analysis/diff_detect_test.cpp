@@ -393,4 +393,20 @@ TEST(DiffCheck, RegressionGateListsWhatGotCostlier) {
 }
 
 }  // namespace
+TEST(DiffDetect, KernelsLinkedToNoOperatorAreNoted) {
+  Pair p = Conv1DPair(4, 2, 1.0, 1.0);
+  auto noted = [](const DiffReport& r, const std::string& what) {
+    for (const auto& n : r.notes)
+      if (n.find(what) != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_FALSE(noted(DiffPair(p), "linked to no operator"));
+  ASSERT_FALSE(p.b.b.run.kernels.empty());
+  for (auto& k : p.b.b.run.kernels) k.op = kNone;  // as a tracer without external correlation left them
+  DiffReport r = DiffPair(p);
+  EXPECT_TRUE(noted(r, "run b: " + std::to_string(p.b.b.run.kernels.size()) + " of " +
+                           std::to_string(p.b.b.run.kernels.size()) + " kernels are linked to no operator"));
+  EXPECT_FALSE(noted(r, "run a: " + std::to_string(p.a.b.run.kernels.size()) + " of"));
+}
+
 }  // namespace magneton::analysis

@@ -173,6 +173,25 @@ def test_costliest_recorded_key_is_measured_first(tmp_path):
     assert relu["status"] == "budget" and relu["repeats"] == 0, relu
 
 
+def test_cost_order_is_not_fooled_by_recording_work(tmp_path):
+    # In the recording pass a view of a large tensor takes longer than a small
+    # matmul (its output is fingerprinted), but a replayed call of it costs
+    # nothing: the matmul must be measured first.
+    big = torch.randn(1500, 1500)
+    a, b = torch.randn(96, 96), torch.randn(96, 96)
+
+    def work():
+        torch.flatten(big)  # a view: first in op order, slow only while recorded
+        return torch.mm(a, b)
+
+    opts = dict(FAST, ops=["aten::flatten", "aten::mm"], target_rse=0.0, max_repeats=100000, budget_s=0.3)
+    rec, _ = _record(tmp_path / "order.mgt", work, replay=opts)
+    flatten, mm = rec.replay_result["results"]
+    assert flatten["recorded_s"] > mm["recorded_s"], (flatten, mm)  # the trap is set
+    assert mm["repeats"] > 0, mm
+    assert flatten["status"] == "budget" and flatten["repeats"] == 0, flatten
+
+
 def test_window_holds_about_window_s_of_calls(tmp_path):
     a, b = torch.randn(96, 96), torch.randn(96, 96)
     x = torch.randn(4096)

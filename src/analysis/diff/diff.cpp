@@ -320,6 +320,19 @@ void Rank(DiffReport& report, Groups& g) {
   for (size_t i = 0; i < report.regions.size(); ++i) report.regions[i].finding = new_index[g.of_region[i]];
 }
 
+// Kernels linked to no operator carry energy that no region holds: say so,
+// since regions then look cheaper than they are (0 J when none is linked).
+void NoteUnlinkedKernels(const DiffInput& in, char side, std::vector<std::string>& notes) {
+  const Run& run = in.measured ? *in.measured : *in.run;
+  if (run.ops.empty()) return;
+  int64_t unlinked = 0;
+  for (const auto& k : run.kernels) unlinked += k.op == kNone;
+  if (unlinked * 20 <= static_cast<int64_t>(run.kernels.size())) return;  // under 5%
+  notes.push_back(fmt::format("run {}: {} of {} kernels{} are linked to no operator: their time and energy are in "
+                              "no region",
+                              side, unlinked, run.kernels.size(), in.measured ? " of its measured pass" : ""));
+}
+
 }  // namespace
 
 DiffReport Diff(const Run& a, const Run& b, const MatchResult& match, const energy::Attribution& energy_a,
@@ -337,6 +350,8 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
   std::unique_ptr<CostModel> ma, mb;
   MAGNETON_RETURN_IF_ERROR(UseMeasuredPasses(in_a, 'a', ca, ma, report.notes));
   MAGNETON_RETURN_IF_ERROR(UseMeasuredPasses(in_b, 'b', cb, mb, report.notes));
+  NoteUnlinkedKernels(in_a, 'a', report.notes);
+  NoteUnlinkedKernels(in_b, 'b', report.notes);
   report.a = Summarize(a, ca, in_a.measured ? *in_a.measured_energy : *in_a.energy, options);
   report.b = Summarize(b, cb, in_b.measured ? *in_b.measured_energy : *in_b.energy, options);
   ChooseUnit(report, ca, cb, in_a.measured ? *in_a.measured_energy : *in_a.energy,

@@ -77,6 +77,12 @@ Result<std::unique_ptr<KernelCorrelation>> KernelCorrelation::Start(RunWriter* w
   TracerOptions options;
   options.devices = devices;
   options.writer_mutex = writer_mutex;
+  // Every API call: kernels reach their op through the external correlation
+  // records, which come with the API records. With only the launch-like calls
+  // enabled one by one (the CLI's default), a recording inside torch on the
+  // H200 got no API rows and no external correlation: 0 of 140 kernels
+  // linked (2026-12-03); with every API call on, 235 of 235 (2026-12-02).
+  options.api_calls = ApiCalls::kAll;
   auto tracer = CuptiTracer::Start(writer, options);
   if (!tracer.ok()) return tracer.error();
   return std::unique_ptr<KernelCorrelation>(new CuptiCorrelation(std::move(tracer.value())));

@@ -135,6 +135,12 @@ Result<RecordSummary> Recorder::Stop() {
       st.summary.kernels = linked->kernels;
       st.summary.kernels_by_correlation = linked->by_correlation;
       st.summary.kernels_by_time = linked->by_time;
+      // An unlinked kernel's energy belongs to no operator: the diff cannot see it.
+      if (int64_t lost = linked->kernels - linked->by_correlation - linked->by_time; lost > 0)
+        st.stats.push_back(Stat{"kernels_not_linked", "data_loss", lost,
+                                std::to_string(lost) + " of " + std::to_string(linked->kernels) +
+                                    " kernels are linked to no operator (no external correlation record and "
+                                    "no launch inside an operator)"});
     } else {
       st.stats.push_back(Stat{"kernel_linking_failed", "data_loss", 1, linked.error().message});
     }
