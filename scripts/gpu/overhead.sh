@@ -2,8 +2,9 @@
 # Recording overhead on the GPU machine (issues 4 and 5), in one device call:
 #  1. `magneton record -- CMD` (CUPTI injection) on a GPT-2 small forward loop
 #     (scripts/gpu/gpt2_loop.py: batch 8, sequence 128, random weights; launch
-#     bound: ~4,000 kernels per 10 iterations): plain, record (default: API
-#     calls that launch, copy or wait), record --api all, record --stacks.
+#     bound: ~2,400 kernels per 10 iterations): plain, record (default: API
+#     calls that launch, copy or wait), record --no-energy (samplers off, to
+#     separate their cost from CUPTI's), record --api all, record --stacks.
 #     Modes alternate within each round, so drift hits them alike; each run
 #     reports the loop's own wall time (after warm-up, synchronized) and the
 #     whole process's wall time;
@@ -13,7 +14,8 @@
 # Prints medians and overheads; files back in $OUT: overhead.txt, log.txt.
 # About 4 minutes on the H200 with .gpubin carried (no build).
 #   usage on the device: carry [".gpudeps", ".gpubin"]; OUT=$OUT scripts/gpu/overhead.sh
-#   ROUNDS (default 3), ITERS (default 300), BUDGET seconds (default 300).
+#   ROUNDS (default 3), ITERS (default 300), BUDGET seconds (default 400: a run takes ~23 s,
+#   mostly imports and model set-up, so 3 rounds of 5 modes need ~350 s).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$(date +%s)
@@ -21,7 +23,7 @@ OUT=${OUT:-/tmp/overhead-out}
 mkdir -p "$OUT"
 LOG=$OUT/log.txt
 : > "$LOG"
-BUDGET=${BUDGET:-300}
+BUDGET=${BUDGET:-400}
 ROUNDS=${ROUNDS:-3}
 ITERS=${ITERS:-300}
 source scripts/gpu_env.sh
@@ -34,13 +36,14 @@ M=$PWD/build-gpu/magneton
 WORK=$(mktemp -d /tmp/overhead.XXXX)
 
 step "magneton record: $ROUNDS rounds x 4 modes, GPT-2 $ITERS iterations"
-modes="plain record api-all stacks"
+modes="plain record no-energy api-all stacks"
 for round in $(seq "$ROUNDS"); do
   for mode in $modes; do
     [ "$(left)" -lt 100 ] && { echo "round $round $mode: skipped, out of time" >> "$LOG"; continue; }
     case $mode in
       plain) cmd=(python3 scripts/gpu/gpt2_loop.py --iters "$ITERS") ;;
       record) cmd=("$M" record -f -o "$WORK/r.mgt" -- python3 scripts/gpu/gpt2_loop.py --iters "$ITERS") ;;
+      no-energy) cmd=("$M" record -f --no-energy -o "$WORK/r.mgt" -- python3 scripts/gpu/gpt2_loop.py --iters "$ITERS") ;;
       api-all) cmd=("$M" record -f --api all -o "$WORK/r.mgt" -- python3 scripts/gpu/gpt2_loop.py --iters "$ITERS") ;;
       stacks) cmd=("$M" record -f --stacks -o "$WORK/r.mgt" -- python3 scripts/gpu/gpt2_loop.py --iters "$ITERS") ;;
     esac
@@ -81,7 +84,7 @@ med = lambda v: statistics.median(v) if v else float("nan")
 pl = med([r[0] for r in base if r[0] == r[0]]) if base else float("nan")
 pw = med([r[1] for r in base]) if base else float("nan")
 print(f"{'mode':<8} {'n':>2} {'loop s':>8} {'loop ovh':>9} {'process s':>10} {'proc ovh':>9}  kernels api_calls stacks")
-for mode in ("plain", "record", "api-all", "stacks"):
+for mode in ("plain", "record", "no-energy", "api-all", "stacks"):
     rs = runs.get(mode, [])
     if not rs:
         print(f"{mode:<8}  0  (not run)")
