@@ -297,6 +297,7 @@ def record_iteration(module, state, path: str, energy: str, replay: bool, measur
         options["replay"] = True
     configure(module, state)
     t0 = time.monotonic_ns()
+    info = {"record": path}
     if getattr(module, "FRAMEWORK", "torch") == "jax":
         from magneton.jax_recorder import record_jax
         fn, fn_args = module.program(state)
@@ -304,32 +305,27 @@ def record_iteration(module, state, path: str, energy: str, replay: bool, measur
         record_jax(fn, *fn_args, path=path, **used)  # compiles and warms up before its measured pass
     else:
         used = _accepted(magneton.record, options)
-        w0 = time.perf_counter()
         out = module.step(state)  # warm: handles, autotuning and allocator outside the record
         sync(module, out)
-        step_s = time.perf_counter() - w0
         with magneton.record(path, **used):
             with nvtx_range("magneton.case/measured"):
                 out = module.step(state)
                 sync(module, out)
         if measured:
-            out = module.step(state)  # a second warm step: the first paid for one-time set-up
-            sync(module, out)
-            w0 = time.perf_counter()
+            w0 = time.perf_counter()  # a warm step's time sets the number of steps
             out = module.step(state)
             sync(module, out)
-            step_s = min(step_s, time.perf_counter() - w0)
+            step_s = time.perf_counter() - w0
             reps = max(3, min(100, math.ceil(measured_s / max(step_s, 1e-6)), _MEASURED_OPS // _op_count(path)))
             with magneton.record(measured, energy=energy, overwrite=True):
                 for _ in range(reps):
                     with nvtx_range("magneton.case/measured"):
                         out = module.step(state)
                 sync(module, out)
-            return {"record": path, "measured": measured, "measured_reps": reps,
-                    "wall_s": (time.monotonic_ns() - t0) / 1e9, "recorder_options": sorted(used),
-                    "replay_unsupported": bool(replay and "replay" not in used)}
-    return {"record": path, "wall_s": (time.monotonic_ns() - t0) / 1e9,
-            "recorder_options": sorted(used), "replay_unsupported": bool(replay and "replay" not in used)}
+            info.update(measured=measured, measured_reps=reps)
+    info.update(wall_s=(time.monotonic_ns() - t0) / 1e9, recorder_options=sorted(used),
+                replay_unsupported=bool(replay and "replay" not in used))
+    return info
 
 
 # ----------------------------------------------------------------- command line

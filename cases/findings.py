@@ -256,7 +256,8 @@ def results_markdown(rows: list[dict], gt: dict, args, date) -> str:
         f"{gt.get('trials', '–')} trials, {energy}. "
         "W = wasteful side (run A), E = efficient side (run B), as the issue reported them; "
         "'truth' names the side that really costs more here.",
-        f"Magneton: one recorded iteration per side, `magneton diff A B --json`"
+        "Magneton: one recorded iteration per side (values) and, for PyTorch sides, a measured pass of "
+        "repeated steps, `magneton diff A B --json` (with `--measured-a/-b` where those exist)"
         f"{' (replay requested)' if getattr(args, 'replay', False) else ''}.",
         "", f"**{matched} of {len(rows) - skipped} cases diagnosed as expected**"
         + (f" ({skipped} skipped on this machine)." if skipped else "."), "",
