@@ -10,8 +10,10 @@
 # RESULTS.md, runs.tar.xz (cases/<case>/runs/: the run files and diff.json to commit;
 # unpack from the repository root with `tar -xJf runs.tar.xz`).
 #
-#   scripts/gpu/cases.sh [--groundtruth-only] [--seconds 1.5] [--trials 3] [--cases a,b] [--replay]
-#                        [--diff-args '--threshold 5']
+#   scripts/gpu/cases.sh [--groundtruth-only | --groundtruth FILE] [--seconds 1.5] [--trials 3]
+#                        [--cases a,b] [--replay] [--diff-args '--threshold 5']
+# --groundtruth FILE: measure no ground truth; record and diff against FILE's
+# (e.g. cases/groundtruth-h200.json from an earlier call).
 #
 # Whole script: at most ~9 minutes (BUDGET seconds, default 530); cases that would
 # start past it are reported as not run, and every command's timeout is cut to what
@@ -36,7 +38,7 @@ mkdir -p "$OUT"
 dry=${GPU_DRY:-0}
 if [ "$dry" = 1 ]; then BUDGET=${BUDGET:-900}; else BUDGET=${BUDGET:-530}; fi
 
-mode=full seconds=1.5 trials=3 cases="" replay="" diff_args=""
+mode=full seconds=1.5 trials=3 cases="" replay="" diff_args="" gt_file=""
 dev=cuda small=() runs_root=$PWD
 if [ "$dry" = 1 ]; then
   seconds=0.2 trials=1 dev=cpu small=(--small) runs_root=/tmp/cases-dry
@@ -45,6 +47,7 @@ fi
 while [ $# -gt 0 ]; do
   case "$1" in
     --groundtruth-only) mode=groundtruth ;;
+    --groundtruth) gt_file=$2; shift ;;
     --seconds) seconds=$2; shift ;;
     --trials) trials=$2; shift ;;
     --cases) cases=$2; shift ;;
@@ -95,6 +98,10 @@ if [ $mode = full ]; then
   [ -x build-gpu/magneton ] || echo "cases.sh: build-gpu/magneton is missing; run_all will report every case as not run"
 fi
 
+if [ -n "$gt_file" ]; then
+  step "ground truth: $gt_file (not measured)"
+  cp "$gt_file" "$OUT/groundtruth.json" || { echo "cases.sh: cannot read $gt_file"; exit 2; }
+else
 step "ground truth"
 # In the full mode, keep ~200 s for recording and diffing 26 runs.
 if [ $mode = full ]; then gt_budget=$(( $(left) - 200 )); else gt_budget=$(( $(left) - 10 )); fi
@@ -105,6 +112,7 @@ if [ $mode = full ]; then gt_budget=$(( $(left) - 200 )); else gt_budget=$(( $(l
 timeout -k 5 $(( gt_budget + 30 )) python3 -u cases/groundtruth.py --out "$OUT" --seconds "$seconds" --trials "$trials" \
   --warm 0.3 --budget "$gt_budget" --timeout 120 --device $dev "${small[@]}" ${cases:+--cases "$cases"} 2>&1 |
   tee "$OUT/groundtruth.txt"
+fi
 
 if [ $mode = full ]; then
   step "recording and diffing every case"

@@ -2,9 +2,18 @@
 # Recording overhead on the GPU machine (issues 4 and 5), in one device call:
 #  1. `magneton record -- CMD` (CUPTI injection) on a GPT-2 small forward loop
 #     (scripts/gpu/gpt2_loop.py: batch 8, sequence 128, random weights; launch
-#     bound: ~2,400 kernels per 10 iterations): plain, record (default: API
-#     calls that launch, copy or wait), record --no-energy (samplers off, to
-#     separate their cost from CUPTI's), record --api all, record --stacks.
+#     bound: ~2,400 kernels per 10 iterations), in these modes:
+#       plain         the loop alone
+#       measure       `magneton measure`: the energy samplers in another process
+#       record        `magneton record` (samplers inside the traced process)
+#       no-energy     record --no-energy: CUPTI alone
+#       nvml          record --energy nvml: NVML's sampler only (no RAPL, no procfs)
+#       outside       `magneton measure -- magneton record --no-energy`: CUPTI
+#                     in the program, samplers outside it
+#       kernels       record --no-energy --api none --no-nvtx: kernel and copy
+#                     records only
+#       profiler      torch.profiler (Kineto, CUPTI too) on the same loop: a reference
+#       stacks        record --stacks
 #     Modes alternate within each round, so drift hits them alike; each run
 #     reports the loop's own wall time (after warm-up, synchronized) and the
 #     whole process's wall time;
@@ -14,8 +23,8 @@
 # Prints medians and overheads; files back in $OUT: overhead.txt, log.txt.
 # About 4 minutes on the H200 with .gpubin carried (no build).
 #   usage on the device: carry [".gpudeps", ".gpubin"]; OUT=$OUT scripts/gpu/overhead.sh
-#   ROUNDS (default 3), ITERS (default 300), BUDGET seconds (default 400: a run takes ~23 s,
-#   mostly imports and model set-up, so 3 rounds of 5 modes need ~350 s).
+#   ROUNDS (default 2), ITERS (default 300), BUDGET seconds (default 480: a run takes ~23 s,
+#   mostly imports and model set-up, so one round of 9 modes needs ~210 s), MODES (default all).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$(date +%s)
@@ -23,8 +32,8 @@ OUT=${OUT:-/tmp/overhead-out}
 mkdir -p "$OUT"
 LOG=$OUT/log.txt
 : > "$LOG"
-BUDGET=${BUDGET:-400}
-ROUNDS=${ROUNDS:-3}
+BUDGET=${BUDGET:-480}
+ROUNDS=${ROUNDS:-2}
 ITERS=${ITERS:-300}
 source scripts/gpu_env.sh
 step() { echo "== $* ($(( $(date +%s) - start )) s)" | tee -a "$LOG"; }
@@ -35,25 +44,32 @@ gpu_build magneton magneton_cupti magneton_torch >> "$LOG" 2>&1 || { echo "overh
 M=$PWD/build-gpu/magneton
 WORK=$(mktemp -d /tmp/overhead.XXXX)
 
-step "magneton record: $ROUNDS rounds x 4 modes, GPT-2 $ITERS iterations"
-modes="plain record no-energy api-all stacks"
+modes=${MODES:-"plain record no-energy nvml measure outside kernels profiler stacks"}
+step "magneton record: $ROUNDS rounds x modes ($modes), GPT-2 $ITERS iterations"
 for round in $(seq "$ROUNDS"); do
   for mode in $modes; do
     [ "$(left)" -lt 100 ] && { echo "round $round $mode: skipped, out of time" >> "$LOG"; continue; }
+    loop_cmd=(python3 scripts/gpu/gpt2_loop.py --iters "$ITERS")
+    rec=("$M" record -f -o "$WORK/r.mgt")
     case $mode in
-      plain) cmd=(python3 scripts/gpu/gpt2_loop.py --iters "$ITERS") ;;
-      record) cmd=("$M" record -f -o "$WORK/r.mgt" -- python3 scripts/gpu/gpt2_loop.py --iters "$ITERS") ;;
-      no-energy) cmd=("$M" record -f --no-energy -o "$WORK/r.mgt" -- python3 scripts/gpu/gpt2_loop.py --iters "$ITERS") ;;
-      api-all) cmd=("$M" record -f --api all -o "$WORK/r.mgt" -- python3 scripts/gpu/gpt2_loop.py --iters "$ITERS") ;;
-      stacks) cmd=("$M" record -f --stacks -o "$WORK/r.mgt" -- python3 scripts/gpu/gpt2_loop.py --iters "$ITERS") ;;
+      plain) cmd=("${loop_cmd[@]}") ;;
+      measure) cmd=("$M" measure -- "${loop_cmd[@]}") ;;
+      record) cmd=("${rec[@]}" -- "${loop_cmd[@]}") ;;
+      no-energy) cmd=("${rec[@]}" --no-energy -- "${loop_cmd[@]}") ;;
+      nvml) cmd=("${rec[@]}" --energy nvml -- "${loop_cmd[@]}") ;;
+      outside) cmd=("$M" measure -- "${rec[@]}" --no-energy -- "${loop_cmd[@]}") ;;
+      kernels) cmd=("${rec[@]}" --no-energy --api none --no-nvtx -- "${loop_cmd[@]}") ;;
+      profiler) cmd=("${loop_cmd[@]}" --profile) ;;
+      stacks) cmd=("${rec[@]}" --stacks -- "${loop_cmd[@]}") ;;
     esac
+    rm -f "$WORK/r.mgt"
     t0=$(date +%s%N)
     out=$(timeout -k 5 90 "${cmd[@]}" 2>>"$LOG")
     rc=$?
     t1=$(date +%s%N)
     loop=$(echo "$out" | awk '/LOOP_S/{print $2}')
     rows=""
-    [ "$mode" != plain ] && [ -f "$WORK/r.mgt" ] &&
+    [ -f "$WORK/r.mgt" ] &&
       rows=$(python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(*[c.execute(f'select count(*) from {t}').fetchone()[0] for t in ('kernels','api_calls','stacks')])" "$WORK/r.mgt" 2>>"$LOG")
     echo "RUN $mode $round ${loop:-nan} $(( (t1 - t0) / 1000000 )) $rc ${rows:-}" | tee -a "$LOG"
   done
@@ -61,9 +77,9 @@ done
 
 step "torch recorder overhead (fingerprints off)"
 if [ "$(left)" -gt 60 ]; then
-  PYTHONPATH=$PWD/python NO_BUILD=1 TORCH_SH_PHASES="overhead-ops overhead-kernels" OUT=$WORK/torch \
+  PYTHONPATH=$PWD/python NO_BUILD=1 TORCH_SH_PHASES="measured overhead-ops overhead-kernels overhead-energy" OUT=$WORK/torch \
     timeout -k 5 $(( $(left) - 10 )) bash scripts/gpu/torch.sh >> "$LOG" 2>&1
-  sed -n '/^overhead /,$p' "$WORK/torch/summary.txt" > "$WORK/torch-ovh.txt" 2>/dev/null
+  cp "$WORK/torch/summary.txt" "$WORK/torch-ovh.txt" 2>/dev/null
 else
   echo "skipped: out of time" > "$WORK/torch-ovh.txt"
 fi
@@ -83,14 +99,14 @@ base = runs.get("plain")
 med = lambda v: statistics.median(v) if v else float("nan")
 pl = med([r[0] for r in base if r[0] == r[0]]) if base else float("nan")
 pw = med([r[1] for r in base]) if base else float("nan")
-print(f"{'mode':<8} {'n':>2} {'loop s':>8} {'loop ovh':>9} {'process s':>10} {'proc ovh':>9}  kernels api_calls stacks")
-for mode in ("plain", "record", "no-energy", "api-all", "stacks"):
+print(f"{'mode':<9} {'n':>2} {'loop s':>8} {'loop ovh':>9} {'process s':>10} {'proc ovh':>9}  kernels api_calls stacks")
+for mode in ("plain", "record", "no-energy", "nvml", "measure", "outside", "kernels", "profiler", "stacks"):
     rs = runs.get(mode, [])
     if not rs:
-        print(f"{mode:<8}  0  (not run)")
+        print(f"{mode:<9}  0  (not run)")
         continue
     l = med([r[0] for r in rs if r[0] == r[0]]); w = med([r[1] for r in rs])
-    print(f"{mode:<8} {len(rs):>2} {l:>8.4f} {100 * (l / pl - 1):>+8.1f}% {w:>10.2f} {100 * (w / pw - 1):>+8.1f}%  "
+    print(f"{mode:<9} {len(rs):>2} {l:>8.4f} {100 * (l / pl - 1):>+8.1f}% {w:>10.2f} {100 * (w / pw - 1):>+8.1f}%  "
           f"{' '.join(rs[-1][3]) or '-'}  exits {','.join(r[2] for r in rs)}")
 PY
   echo

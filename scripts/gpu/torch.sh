@@ -6,7 +6,8 @@
 #     the recording pass (fingerprints) and the measured pass (kernels), each in
 #     its own process; checks dataflow completeness and kernels linked to ops;
 #  3. measures recording overhead with fingerprints off against a plain run,
-#     both in one process per configuration (ops only; ops + CUPTI kernels),
+#     both in one process per configuration (ops only; ops + CUPTI kernels;
+#     ops + kernels + NVML samplers),
 #     at a launch-bound and a GPU-bound size;
 #  4. prints a table. Files back in $OUT: build.log, torch.log, summary.txt.
 # Well under 5 minutes on the H200 (the build is most of it).
@@ -103,7 +104,8 @@ if phase in ("values", "measured"):
             model(x)
         report(phase, path, rec, time.perf_counter() - t)
 elif phase.startswith("overhead"):
-    kernels = phase.endswith("kernels")
+    kernels = phase in ("overhead-kernels", "overhead-energy")
+    energy = "nvml" if phase == "overhead-energy" else "none"  # samplers inside this process
     model = gpt2()
     for batch, seq in sizes:
         x = ids(batch, seq)
@@ -111,12 +113,12 @@ elif phase.startswith("overhead"):
         with torch.no_grad():
             for _ in range(5): f()
             plain = [sync_time(f) for _ in range(30)]
-            with magneton.record(f"{runs}/ovh.mgt", overwrite=True, kernels=kernels, stacks=True):
+            with magneton.record(f"{runs}/ovh.mgt", overwrite=True, kernels=kernels, stacks=True, energy=energy):
                 for _ in range(3): f()
                 rec = [sync_time(f) for _ in range(30)]
             plain += [sync_time(f) for _ in range(30)]
         p, r = statistics.median(plain), statistics.median(rec)
-        print("OVH " + json.dumps({"config": "ops+kernels" if kernels else "ops", "size": f"{batch}x{seq}",
+        print("OVH " + json.dumps({"config": phase.replace("overhead-", ""), "size": f"{batch}x{seq}",
               "plain_ms": round(1e3 * p, 3), "recorded_ms": round(1e3 * r, 3),
               "overhead_pct": round(100 * (r / p - 1), 1)}))
 PY

@@ -15,7 +15,6 @@
 #include "capture/cupti/record_env.h"
 #include "cli/commands.h"
 #include "core/run.h"
-#include "core/run.h"
 #include "core/sqlite_util.h"
 #include "energy/child_process.h"
 #include "energy/clock.h"
@@ -35,6 +34,7 @@ struct RecordArgs {
   double delay = 0, duration = -1;
   bool start_paused = false;
   bool no_energy = false;
+  std::string energy = "all";
   bool no_nvtx = false;
   bool force = false;
   std::vector<std::string> command;
@@ -192,7 +192,7 @@ int Record(const RecordArgs& a) {
   SetEnv(env::kCommand, Join(a.command));
   SetEnv(env::kStacks, a.stacks ? "1" : "0");
   SetEnv(env::kApi, a.api);
-  SetEnv(env::kEnergy, a.no_energy ? "0" : "1");
+  SetEnv(env::kEnergy, a.no_energy ? "none" : a.energy);
   SetEnv(env::kNvtx, a.no_nvtx ? "0" : "1");
   SetEnv(env::kStartPaused, a.start_paused ? "1" : "0");
   if (a.only_ranges_given) SetEnv(env::kOnlyRanges, a.only_ranges);
@@ -256,7 +256,13 @@ void RegisterRecord(CLI::App& app, Action& run) {
   sub->add_option("--delay", args->delay, "Start recording S seconds after CUDA initializes");
   sub->add_option("--duration", args->duration, "Record for S seconds, then stop");
   sub->add_flag("--start-paused", args->start_paused, "Record nothing until the program calls magneton.start()");
-  sub->add_flag("--no-energy", args->no_energy, "Do not sample energy during the recording");
+  sub->add_option("--energy", args->energy,
+                  "Energy samplers to run: all (default: those the machine has), none, or a list of nvml, rapl, procfs")
+      ->check([](const std::string& v) {
+        env::EnergySources s;
+        return env::ParseEnergySources(v, &s) ? std::string() : "expected all, none or a list of nvml, rapl, procfs";
+      });
+  sub->add_flag("--no-energy", args->no_energy, "Do not sample energy during the recording (--energy none)");
   sub->add_flag("--no-nvtx", args->no_nvtx, "Do not record NVTX ranges");
   sub->add_flag("-f,--force", args->force, "Replace an existing -o file");
   sub->add_option("command", args->command, "-- CMD ARGS: the command to run");

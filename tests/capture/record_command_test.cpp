@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "capture/cupti/record_env.h"
 #include "shell.h"
 
 namespace magneton::testing {
@@ -38,11 +39,24 @@ TEST(RecordCommand, BadUsageIsExitTwoWithOneLine) {
   TempDir dir;
   for (const std::string args : {"record true", "record --delay -1 -- true", "record --duration 0 -- true",
                                  "record -o /nonexistent/dir/r -- true", "record --only-ranges '' -- true",
-                                 "record --only-ranges x: --no-nvtx -- true"}) {
+                                 "record --only-ranges x: --no-nvtx -- true",
+                                 "record --energy gpu -- true", "record --energy nvml,,rapl -- true"}) {
     auto r = Shell(dir, kMagneton + " " + args);
     EXPECT_EQ(r.exit_code, 2) << args;
     EXPECT_EQ(r.err.rfind("magneton: ", 0), 0u) << args << ": " << r.err;
   }
+}
+
+TEST(RecordCommand, EnergySourcesAreAllNoneOrAList) {
+  capture::env::EnergySources s;
+  ASSERT_TRUE(capture::env::ParseEnergySources("nvml,procfs", &s));
+  EXPECT_TRUE(s.nvml && s.procfs && !s.rapl);
+  ASSERT_TRUE(capture::env::ParseEnergySources("none", &s));
+  EXPECT_FALSE(s.any());
+  ASSERT_TRUE(capture::env::ParseEnergySources("all", &s));
+  EXPECT_TRUE(s.nvml && s.rapl && s.procfs);
+  for (const char* bad : {"", ",", "nvml,gpu", "NVML"}) EXPECT_FALSE(capture::env::ParseEnergySources(bad, &s)) << bad;
+  EXPECT_TRUE(s.nvml && s.rapl && s.procfs);  // a refused list leaves the choice as it was
 }
 
 TEST(RecordCommand, CommandThatCannotRun) {

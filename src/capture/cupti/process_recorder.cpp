@@ -71,7 +71,8 @@ RecordSettings SettingsFromEnvironment(std::vector<std::string>* problems) {
   RecordSettings s;
   if (const char* v = Get(env::kOutput)) s.output_base = v;
   if (const char* v = Get(env::kCommand)) s.command = v;
-  s.energy = Flag(env::kEnergy, true);
+  if (const char* v = Get(env::kEnergy); v && !env::ParseEnergySources(v, &s.energy))
+    problems->push_back(fmt::format("{}={}: expected all, none or a list of nvml, rapl, procfs; all used", env::kEnergy, v));
   TracerOptions& t = s.tracer;
   t.stacks = Flag(env::kStacks, false);
   t.nvtx = Flag(env::kNvtx, true);
@@ -115,8 +116,11 @@ std::unique_ptr<ProcessRecorder> ProcessRecorder::Start(const RecordSettings& se
 
   // Energy first: its GPUs (with uuids) head the device table the tracer then matches.
   r->samples_ = std::make_unique<energy::SampleBuffer>();
-  if (settings.energy) {
+  if (settings.energy.any()) {
     energy::SamplerOptions options;
+    options.nvml = settings.energy.nvml;
+    options.rapl = settings.energy.rapl;
+    options.procfs = settings.energy.procfs;
     r->samplers_ = energy::OpenSamplers(options, &problems);
     for (auto it = r->samplers_.begin(); it != r->samplers_.end();) {
       auto sink = r->samples_->Attach(**it, w, &r->devices_);

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "capture/cupti/record_env.h"
 #include "capture/cupti/tracer.h"
 #include "core/run.h"
 #include "energy/samplers.h"
@@ -19,7 +20,7 @@ namespace magneton::capture {
 struct RecordSettings {
   std::string output_base = "magneton";
   std::string command;
-  bool energy = true;
+  env::EnergySources energy;  // which samplers run
   TracerOptions tracer;
 };
 
