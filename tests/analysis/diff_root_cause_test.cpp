@@ -110,6 +110,26 @@ TEST(DiffRootCause, SameOperatorsDifferentKernelsNameTheSteeringConfigKey) {
   EXPECT_EQ(r.config.size(), 3u);             // the report still lists every differing key
 }
 
+TEST(DiffRootCause, KeysARunDoesNotSnapshotSteerNothing) {
+  // Another framework's run (JAX) has no torch.* keys: their absence is not a setting.
+  Pair p = fixture::Tf32Pair(8, 1.35, 1.5);
+  auto& cb = p.b.b.run.config;
+  for (auto it = cb.begin(); it != cb.end();) it = it->first.rfind("torch.", 0) == 0 ? cb.erase(it) : std::next(it);
+  cb["env.CUDA_VISIBLE_DEVICES"] = "0";
+  p.a.b.run.config["env.NVIDIA_TF32_OVERRIDE"] = "0";  // set on one side only: still a difference
+  DiffReport r = DiffPair(p);
+  const Finding& f = r.findings.at(0);
+  ASSERT_EQ(f.verdict, Verdict::kWaste) << f.why;
+  ASSERT_EQ(f.evidence[0].config.size(), 1u);
+  EXPECT_EQ(f.evidence[0].config[0].key, "env.NVIDIA_TF32_OVERRIDE");
+  ASSERT_TRUE(HasRule(f, "tf32-matmul-off"));  // fired by the variable, not by the missing torch.* keys
+  for (const auto& h : f.rules)
+    if (h.id == "tf32-matmul-off") EXPECT_EQ(h.recommendation.rfind("env.NVIDIA_TF32_OVERRIDE is 0", 0), 0u) << h.recommendation;
+  bool listed = false;
+  for (const auto& d : r.config) listed |= d.key == "torch.backends.cuda.matmul.allow_tf32";
+  EXPECT_TRUE(listed);  // the report still lists every differing key
+}
+
 TEST(DiffRootCause, SameKernelsDifferentLaunchAndLayout) {
   Pair p = fixture::LaunchPair(5, 1.3);
   DiffReport r = DiffPair(p);

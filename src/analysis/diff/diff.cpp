@@ -84,6 +84,23 @@ std::vector<ConfigDelta> ConfigDiff(const Run& a, const Run& b) {
   return out;
 }
 
+// The differing keys that can explain a finding: a key one run lacks only
+// counts when that run snapshots its namespace at all (the part before the
+// first '.'), so a JAX run's missing torch.* keys steer nothing, while an
+// environment variable set on one side only still does.
+std::vector<ConfigDelta> ComparableKeys(const Run& a, const Run& b, const std::vector<ConfigDelta>& deltas) {
+  auto has_namespace = [](const Run& run, const std::string& key) {
+    std::string ns = key.substr(0, key.find('.') + 1);
+    auto it = run.config.lower_bound(ns);
+    return it != run.config.end() && it->first.compare(0, ns.size(), ns) == 0;
+  };
+  std::vector<ConfigDelta> out;
+  for (const auto& d : deltas)
+    if ((d.value_a != "<unset>" || has_namespace(a, d.key)) && (d.value_b != "<unset>" || has_namespace(b, d.key)))
+      out.push_back(d);
+  return out;
+}
+
 // Compute-op names with their call sites: regions that repeat the same code
 // (every layer, every iteration) share this key and become one finding.
 std::string GroupKey(const RegionSide& side, std::vector<std::string>* names) {
@@ -279,7 +296,7 @@ Groups GroupRegions(const Run& a, const Run& b, const CostModel& ca, const CostM
 // times of identical code with no relevant key differing become noise.
 void Explain(Finding& f, const RegionSide& ra, const RegionSide& rb, const DiffReport& report,
              const DiffOptions& options) {
-  auto rc = FindRootCause(ra, rb, f.costly, report.config, options.rules);
+  auto rc = FindRootCause(ra, rb, f.costly, ComparableKeys(*ra.run, *rb.run, report.config), options.rules);
   f.evidence = std::move(rc.evidence);
   f.rules = std::move(rc.rules);
   if (report.host_time_only && f.evidence_class() == EvidenceClass::kNone && f.evidence[0].config.empty()) {
