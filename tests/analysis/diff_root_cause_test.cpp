@@ -124,7 +124,9 @@ TEST(DiffRootCause, KeysARunDoesNotSnapshotSteerNothing) {
   EXPECT_EQ(f.evidence[0].config[0].key, "env.NVIDIA_TF32_OVERRIDE");
   ASSERT_TRUE(HasRule(f, "tf32-matmul-off"));  // fired by the variable, not by the missing torch.* keys
   for (const auto& h : f.rules)
-    if (h.id == "tf32-matmul-off") EXPECT_EQ(h.recommendation.rfind("env.NVIDIA_TF32_OVERRIDE is 0", 0), 0u) << h.recommendation;
+    if (h.id == "tf32-matmul-off") {
+      EXPECT_EQ(h.recommendation.rfind("env.NVIDIA_TF32_OVERRIDE is 0", 0), 0u) << h.recommendation;
+    }
   bool listed = false;
   for (const auto& d : r.config) listed |= d.key == "torch.backends.cuda.matmul.allow_tf32";
   EXPECT_TRUE(listed);  // the report still lists every differing key
