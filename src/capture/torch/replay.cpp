@@ -408,13 +408,22 @@ std::string DeviceLabel(const c10::Device& d) { return d.is_cpu() ? "cpu" : d.st
 // Random ops get the generator's state back. -1 when the call fails.
 double ProbeSeconds(const ReplayEntry& e) {
   if (!e.unsupported.empty()) return -1;
-  try {
+  // Restores the generator on every exit, a failed call included.
+  struct GeneratorState {
     std::optional<at::Generator> gen;
     at::Tensor saved;
-    if (e.random) {
-      gen = at::globalContext().defaultGenerator(e.device);
+    ~GeneratorState() {
+      if (!gen) return;
       std::lock_guard<std::mutex> lock(gen->mutex());
-      saved = gen->get_state();
+      gen->set_state(saved);
+    }
+  };
+  try {
+    GeneratorState state;
+    if (e.random) {
+      state.gen = at::globalContext().defaultGenerator(e.device);
+      std::lock_guard<std::mutex> lock(state.gen->mutex());
+      state.saved = state.gen->get_state();
     }
     Handle h = FindOp(e);
     std::vector<c10::IValue> args = FreshArgs(e);
@@ -423,12 +432,7 @@ double ProbeSeconds(const ReplayEntry& e) {
     const int64_t t0 = NowNs();
     Calls(h, args, 3);
     Synchronize(e.device);
-    const double per_call = (NowNs() - t0) * 1e-9 / 3;
-    if (gen) {
-      std::lock_guard<std::mutex> lock(gen->mutex());
-      gen->set_state(saved);
-    }
-    return per_call;
+    return (NowNs() - t0) * 1e-9 / 3;
   } catch (const std::exception&) {
     return -1;
   }
