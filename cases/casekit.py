@@ -267,7 +267,8 @@ def _accepted(fn, wanted: dict) -> dict:
     return {k: v for k, v in wanted.items() if k in params}
 
 
-_MEASURED_OPS = 30_000  # operators in a measured pass, at most (~100 bytes each in the run file)
+_MEASURED_OPS = 20_000  # operators in a measured pass, at most (~300 bytes each in the run file)
+_MIN_MEASURED_STEPS = 3
 
 
 def _op_count(path: str) -> int:
@@ -277,16 +278,30 @@ def _op_count(path: str) -> int:
         return max(1, db.execute("SELECT count(*) FROM ops").fetchone()[0])
 
 
+def measured_steps(step_s: float, measured_s: float, ops_per_step: int) -> int:
+    """Steps in a measured pass: enough for `measured_s` seconds (NVML's energy
+    counter moves every ~100 ms, and the diff wants at least 5 readings), at
+    least 3, and no more than _MEASURED_OPS operators in all, which keeps the
+    file a few MB. A step of many short operators gets a shorter pass; the diff
+    then says its energy rests on too few readings and compares time."""
+    want = math.ceil(measured_s / max(step_s, 1e-6))
+    return max(_MIN_MEASURED_STEPS, min(want, _MEASURED_OPS // max(1, ops_per_step)))
+
+
+def _timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
 def record_iteration(module, state, path: str, energy: str, replay: bool, measured: str | None = None,
-                     measured_s: float = 0.8) -> dict:
+                     measured_s: float = 1.0) -> dict:
     """One iteration recorded by Magneton (imported here so the programs run without it):
     magneton.record around step() for PyTorch, record_jax on the jitted program for JAX.
-    With `measured` (PyTorch): also a measured pass there, fingerprints off, repeating
-    step() for about `measured_s` seconds, so that its energy rests on several sensor
-    updates (NVML's change every ~100 ms); `magneton diff --measured-a` costs the regions
-    from it (docs/diff.md "Recording what to diff"). At least 3 and at most 100 steps, and
-    about _MEASURED_OPS operators, so that the committed run files stay small: a short step
-    of many operators gets fewer readings, and the diff then compares time and says so."""
+    With `measured`: also a measured pass there, fingerprints off, repeating the step
+    for about `measured_s` seconds (measured_steps), so that its energy rests on several
+    sensor updates; `magneton diff --measured-a` costs the regions from it (docs/diff.md
+    "Recording what to diff")."""
     try:
         import magneton
     except ImportError as e:
@@ -299,10 +314,19 @@ def record_iteration(module, state, path: str, energy: str, replay: bool, measur
     t0 = time.monotonic_ns()
     info = {"record": path}
     if getattr(module, "FRAMEWORK", "torch") == "jax":
+        import jax
         from magneton.jax_recorder import record_jax
         fn, fn_args = module.program(state)
         used = _accepted(record_jax, options)
-        record_jax(fn, *fn_args, path=path, **used)  # compiles and warms up before its measured pass
+        rec = record_jax(fn, *fn_args, path=path, **used)  # compiles and warms up before its measured pass
+        if measured:
+            jitted = jax.jit(fn)
+            jax.block_until_ready(jitted(*fn_args))  # compiled outside the timing
+            step_s = _timed(lambda: jax.block_until_ready(jitted(*fn_args)))
+            reps = measured_steps(step_s, measured_s, rec.summary.get("equations_per_execution", 1))
+            record_jax(fn, *fn_args, path=measured, energy=energy, fingerprints=False, repeat=reps,
+                       overwrite=True)
+            info.update(measured=measured, measured_reps=reps)
     else:
         used = _accepted(magneton.record, options)
         out = module.step(state)  # warm: handles, autotuning and allocator outside the record
@@ -312,12 +336,10 @@ def record_iteration(module, state, path: str, energy: str, replay: bool, measur
                 out = module.step(state)
                 sync(module, out)
         if measured:
-            w0 = time.perf_counter()  # a warm step's time sets the number of steps
-            out = module.step(state)
-            sync(module, out)
-            step_s = time.perf_counter() - w0
-            reps = max(3, min(100, math.ceil(measured_s / max(step_s, 1e-6)), _MEASURED_OPS // _op_count(path)))
-            with magneton.record(measured, energy=energy, overwrite=True):
+            step_s = _timed(lambda: sync(module, module.step(state)))  # a warm step sets the count
+            reps = measured_steps(step_s, measured_s, _op_count(path))
+            # No call-site stacks: the recording pass has them, and they are most of the file.
+            with magneton.record(measured, energy=energy, stacks=False, overwrite=True):
                 for _ in range(reps):
                     with nvtx_range("magneton.case/measured"):
                         out = module.step(state)
@@ -343,8 +365,8 @@ def _parser(prog: str) -> argparse.ArgumentParser:
                    help="record one iteration with magneton.record(PATH, fingerprints=True)")
     p.add_argument("--measured", metavar="PATH", default=None,
                    help="with --record: also a measured pass there (fingerprints off, repeated steps)")
-    p.add_argument("--measured-seconds", type=float, default=0.8,
-                   help="the measured pass's length (default 0.8 s: several NVML updates)")
+    p.add_argument("--measured-seconds", type=float, default=1.0,
+                   help="the measured pass's length (default 1 s: ~10 NVML energy updates)")
     p.add_argument("--energy", choices=("nvml", "none", "auto"), default=None,
                    help="recorder energy source (default: nvml on cuda, none on cpu)")
     p.add_argument("--replay", action="store_true",

@@ -188,6 +188,19 @@ def test_kernels_of_a_jit_executable_go_to_the_equations_of_their_hlo_instructio
     assert all(g.ops[op].parent == 0 for op in linked[:-2])
 
 
+def test_library_helper_kernels_stay_with_the_call_they_serve():
+    """cuDNN launches a workspace kernel before each convolution (as recorded on
+    the H200 for a jitted conv stack); it must not shift the later convolutions
+    onto the next layer's equation."""
+    thunks = [kernels.Thunk("conv_1", 10, True), kernels.Thunk("fusion_1", 11, False),
+              kernels.Thunk("conv_2", 20, True), kernels.Thunk("conv_3", 30, True)]
+    init = "void cask_plugin__5x_cudnn::xmma__5x_cudnn::init_device_workspace_kernel<...>"
+    conv = "sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nhwc_kernel__5x_cudnn"
+    names = [conv, "fusion_1", init, conv, init, conv, "splitKreduce_kernel"]
+    ks = [{"name": n, "op": 0, "start_ns": t} for t, n in enumerate(names)]
+    assert kernels.link(ks, {0: thunks}) == [10, 11, 20, 20, 30, 30, 30]
+
+
 def test_kernels_without_an_external_id_go_to_the_window_they_ran_in():
     ks = [{"op": -1, "start_ns": 15}, {"op": -1, "start_ns": 25}, {"op": 3, "start_ns": 100},
           {"op": -1, "start_ns": 40}, {"op": -1, "start_ns": 5}]

@@ -192,6 +192,14 @@ def plan(hlo_text: str, g: Graph, scope_op: int) -> list:
     return thunks
 
 
+# Library calls launch helper kernels next to their main one: cuDNN fills a
+# workspace before a convolution, cuBLAS reduces split-K partial sums after a
+# GEMM. A helper belongs to the call of the main kernel it precedes or follows,
+# so it must not move the walk on to the next library call.
+_BEFORE_MAIN = re.compile(r"init_device_workspace|workspace_init|memset|zero_?fill", re.IGNORECASE)
+_AFTER_MAIN = re.compile(r"splitKreduce|split_k_reduce|reduce_kernel|_cleanup", re.IGNORECASE)
+
+
 def link(kernels: list, plans: dict) -> list:
     """New op per kernel (in the order given): kernels launched under a planned
     scope op go to the equation their thunk computes; others keep their op.
@@ -205,16 +213,34 @@ def link(kernels: list, plans: dict) -> list:
         thunks = plans[scope]
         by_name = {t.name: p for p, t in enumerate(thunks)}
         library = [p for p, t in enumerate(thunks) if t.library]
-        pos = -1
+        pos, waiting = -1, []  # waiting: helpers before the next main library kernel
+
+        def assign(i, p):
+            if thunks[p].op != NONE:
+                out[i] = thunks[p].op
+
         for i in sorted(idx, key=lambda i: (kernels[i]["start_ns"], i)):
-            p = _thunk_of(kernels[i]["name"], by_name)
-            if p is None:  # a library kernel: the next library call in schedule order
-                p = next((q for q in library if q > pos), library[-1] if library else None)
+            name = kernels[i]["name"]
+            p = _thunk_of(name, by_name)
+            if p is None and library:  # a library kernel
+                if _BEFORE_MAIN.search(name):
+                    waiting.append(i)
+                    continue
+                if _AFTER_MAIN.search(name) and pos in library:
+                    p = pos
+                else:  # the next library call in schedule order
+                    p = next((q for q in library if q > pos), library[-1])
+                for w in waiting:
+                    assign(w, p)
+                waiting = []
             if p is None:
                 continue
             pos = p
-            if thunks[p].op != NONE:
-                out[i] = thunks[p].op
+            assign(i, p)
+        if waiting and library:  # helpers with no main kernel after them
+            p = next((q for q in library if q > pos), library[-1])
+            for w in waiting:
+                assign(w, p)
     return out
 
 

@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "analysis/diff/call_site.h"
+#include "analysis/diff/fused_regions.h"
 #include "analysis/diff/region_cost.h"
 #include "analysis/diff/root_cause.h"
 #include "analysis/diff/verdict.h"
@@ -357,7 +358,7 @@ DiffReport Diff(const Run& a, const Run& b, const MatchResult& match, const ener
   return std::move(Diff(DiffInput{&a, &energy_a}, DiffInput{&b, &energy_b}, match, options)).value();
 }
 
-Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const MatchResult& match,
+Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const MatchResult& matched,
                         const DiffOptions& options) {
   const Run& a = *in_a.run;
   const Run& b = *in_b.run;
@@ -380,6 +381,12 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
         fmt::format("the runs ran {} and {} iterations: savings are per iteration of run a",
                     report.a.iterations, report.b.iterations));
   report.config = ConfigDiff(a, b);
+  MatchResult match = matched;
+  if (int fused = MergeFusedRegions(a, b, ca, cb, match))
+    report.notes.push_back(fmt::format(
+        "{} matched region{} merged into a neighbour: XLA fused {} operators into the neighbour's kernels, "
+        "so alone {} would cost nothing on that side",
+        fused, fused == 1 ? " was" : "s were", fused == 1 ? "its" : "their", fused == 1 ? "it" : "they"));
 
   // All operators, each costed like a region's (per-op estimates, summed).
   for (auto [run, cost, summary] : {std::tuple{&a, &ca, &report.a}, std::tuple{&b, &cb, &report.b}})

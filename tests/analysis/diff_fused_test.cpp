@@ -1,0 +1,44 @@
+// Fused XLA operators (fused_regions.h) on the torch-vs-jax case as recorded on
+// the H200 (cases/torch-vs-jax/runs): the JAX side's bias add and relu run
+// inside the convolution's kernels, so alone they cost nothing.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "analysis/diff/diff.h"
+#include "core/store.h"
+
+namespace magneton::analysis {
+namespace {
+
+const std::string kRuns = std::string(MAGNETON_TEST_DATA) + "/../../cases/torch-vs-jax/runs/";
+
+bool Has(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+TEST(DiffFused, FusedJaxOperatorsJoinTheRegionWhoseKernelsDidTheirWork) {
+  for (const char* f : {"wasteful.mgt", "efficient.mgt"})
+    if (!std::filesystem::exists(kRuns + f)) GTEST_SKIP() << kRuns << f << " is not in the tree";
+  auto a = LoadRun(kRuns + "wasteful.mgt");
+  auto b = LoadRun(kRuns + "efficient.mgt");
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto r = DiffRuns(*a, *b, nullptr, nullptr, DiffOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_FALSE(r->regions.empty());
+  bool noted = std::any_of(r->notes.begin(), r->notes.end(),
+                           [](const std::string& n) { return n.find("XLA fused") != std::string::npos; });
+  EXPECT_TRUE(noted);
+  for (const auto& p : r->regions) {
+    // Every JAX region that does work launches kernels of its own now...
+    EXPECT_GT(p.b.seconds, 0) << "a region of b costs nothing: " << p.ops_b.front();
+    // ...and the relu is costed with the convolution whose epilogue computes it.
+    if (Has(p.ops_b, "jax:max")) {
+      EXPECT_TRUE(Has(p.ops_b, "jax:conv_general_dilated"));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace magneton::analysis
