@@ -219,6 +219,9 @@ def link(kernels: list, plans: dict) -> list:
             if thunks[p].op != NONE:
                 out[i] = thunks[p].op
 
+        def next_library_call():  # in schedule order, after the current one
+            return next((q for q in library if q > pos), library[-1])
+
         for i in sorted(idx, key=lambda i: (kernels[i]["start_ns"], i)):
             name = kernels[i]["name"]
             p = _thunk_of(name, by_name)
@@ -228,8 +231,8 @@ def link(kernels: list, plans: dict) -> list:
                     continue
                 if _AFTER_MAIN.search(name) and pos in library:
                     p = pos
-                else:  # the next library call in schedule order
-                    p = next((q for q in library if q > pos), library[-1])
+                else:
+                    p = next_library_call()
                 for w in waiting:
                     assign(w, p)
                 waiting = []
@@ -237,8 +240,8 @@ def link(kernels: list, plans: dict) -> list:
                 continue
             pos = p
             assign(i, p)
-        if waiting and library:  # helpers with no main kernel after them
-            p = next((q for q in library if q > pos), library[-1])
+        if waiting:  # helpers with no main kernel after them
+            p = next_library_call()
             for w in waiting:
                 assign(w, p)
     return out

@@ -1,7 +1,6 @@
 #include "analysis/diff/fused_regions.h"
 
 #include <algorithm>
-#include <unordered_map>
 
 #include "analysis/diff/root_cause.h"
 
@@ -11,6 +10,8 @@ namespace {
 // A side's ops of a region are fused away when they are XLA equations that do
 // work and launched no kernel, on a run that recorded kernels at all. Eager
 // frameworks launch their own kernels, so this applies to "jax" ops only.
+bool Launches(const CostModel& cost, const std::vector<int64_t>& ops) { return !cost.KernelsOf(ops).kernels.empty(); }
+
 bool FusedAway(const Run& run, const CostModel& cost, const std::vector<int64_t>& ops) {
   if (!cost.has_kernels() || ops.empty()) return false;
   RegionSide side{&run, &cost, &ops};
@@ -18,12 +19,8 @@ bool FusedAway(const Run& run, const CostModel& cost, const std::vector<int64_t>
   if (compute.empty()) return false;
   for (auto id : compute)
     if (run.ops[id].framework != "jax") return false;
-  return cost.KernelsOf(ops).kernels.empty();
+  return !Launches(cost, ops);
 }
-
-bool Launches(const CostModel& cost, const std::vector<int64_t>& ops) { return !cost.KernelsOf(ops).kernels.empty(); }
-
-void Append(std::vector<int64_t>& to, const std::vector<int64_t>& from) { to.insert(to.end(), from.begin(), from.end()); }
 
 // Boundary tensors of the union: inputs not produced inside, outputs not consumed inside.
 void MergeSide(std::vector<int64_t>& ops, std::vector<int64_t>& in, std::vector<int64_t>& out,
@@ -38,7 +35,7 @@ void MergeSide(std::vector<int64_t>& ops, std::vector<int64_t>& in, std::vector<
     if (!has(in2, t) && !has(outputs, t)) outputs.push_back(t);
   for (auto t : out2)
     if (!has(in, t) && !has(outputs, t)) outputs.push_back(t);
-  Append(ops, ops2);
+  ops.insert(ops.end(), ops2.begin(), ops2.end());
   std::sort(ops.begin(), ops.end());
   in = std::move(inputs);
   out = std::move(outputs);
