@@ -13,8 +13,6 @@ std::string DeviceLabel(const Device& d) {
 
 namespace {
 
-// A cumulative series (CPU-time estimate) read linearly between readings and
-// held flat outside them: it is not extrapolated like a power-backed curve.
 double Interpolate(const SensorSeries& s, int64_t t) {
   if (s.t_ns.empty()) return 0;
   auto it = std::upper_bound(s.t_ns.begin(), s.t_ns.end(), t);
@@ -26,6 +24,10 @@ double Interpolate(const SensorSeries& s, int64_t t) {
 }
 
 }  // namespace
+
+double CounterDelta(const SensorSeries& s, int64_t from_ns, int64_t to_ns) {
+  return Interpolate(s, to_ns) - Interpolate(s, from_ns);
+}
 
 std::vector<DeviceWindowEnergy> WindowEnergy(const Run& run, int64_t from_ns, int64_t to_ns) {
   std::vector<DeviceWindowEnergy> measured, estimates;
@@ -45,7 +47,7 @@ std::vector<DeviceWindowEnergy> WindowEnergy(const Run& run, int64_t from_ns, in
     if (const SensorSeries* s = run.FindSeries(d.id, "energy.estimate"); s && !s->t_ns.empty()) {
       DeviceWindowEnergy e;
       e.device = d;
-      e.joules = Interpolate(*s, to_ns) - Interpolate(*s, from_ns);
+      e.joules = CounterDelta(*s, from_ns, to_ns);
       e.avg_w = seconds > 0 ? e.joules / seconds : 0;
       e.method = "cpu time x watts per core";
       e.source = "estimate";

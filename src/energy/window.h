@@ -24,6 +24,11 @@ struct DeviceWindowEnergy {
 // then estimates, each in device order.
 std::vector<DeviceWindowEnergy> WindowEnergy(const Run& run, int64_t from_ns, int64_t to_ns);
 
+// How much a cumulative series (CPU time, an energy estimate) grew over a
+// window: read linearly between readings and held flat outside them, never
+// extrapolated like a power-backed curve.
+double CounterDelta(const SensorSeries& s, int64_t from_ns, int64_t to_ns);
+
 // "gpu0", "cpu-package0", "host-cpu", "meter0": short names for reports.
 std::string DeviceLabel(const Device& d);
 

@@ -13,6 +13,7 @@
 
 #include "analysis/diff/call_site.h"
 #include "analysis/diff/fused_regions.h"
+#include "analysis/diff/host_cpu.h"
 #include "analysis/diff/region_cost.h"
 #include "analysis/diff/root_cause.h"
 #include "analysis/diff/verdict.h"
@@ -132,12 +133,16 @@ std::string OpsPhrase(std::vector<std::string> names) {
   return parts.empty() ? "(no ops)" : fmt::format("{}", fmt::join(parts, " + "));
 }
 
+bool Fingerprinted(const Run& run) {
+  auto it = run.info.extra.find("fingerprints");
+  return it != run.info.extra.end() && it->second == "true";
+}
+
 // Aligns each side's measured pass, if any, and says where costs come from.
 Status UseMeasuredPasses(const DiffInput& in, char side, CostModel& cost,
                          std::unique_ptr<CostModel>& measured, std::vector<std::string>& notes) {
   if (!in.measured) {
-    auto fp = in.run->info.extra.find("fingerprints");
-    if (fp != in.run->info.extra.end() && fp->second == "true")
+    if (Fingerprinted(*in.run))
       notes.push_back(fmt::format(
           "run {} was recorded with fingerprints and no measured pass was given: its times and energy "
           "include "
@@ -351,6 +356,21 @@ void NoteUnlinkedKernels(const DiffInput& in, char side, std::vector<std::string
                               side, unlinked, run.kernels.size(), in.measured ? " of its measured pass" : ""));
 }
 
+// The run-level host CPU comparison (host_cpu.h), from the passes the costs
+// come from. A fingerprinting pass without a measured one is left out: its
+// CPU time is mostly the fingerprinting's.
+void AddHostCpuFinding(const DiffInput& in_a, const DiffInput& in_b, const CostModel& ca, const CostModel& cb,
+                       const DiffReport& report, const DiffOptions& options, std::vector<Finding>& findings) {
+  if ((!in_a.measured && Fingerprinted(*in_a.run)) || (!in_b.measured && Fingerprinted(*in_b.run))) return;
+  const Run& ra = in_a.measured ? *in_a.measured : *in_a.run;
+  const Run& rb = in_b.measured ? *in_b.measured : *in_b.run;
+  bool rapl = HasRaplEnergy(ra) && HasRaplEnergy(rb);
+  auto f = HostCpuFinding(MeasureHostCpu(ra, std::max<int64_t>(1, ca.measured_repeats()), rapl),
+                          MeasureHostCpu(rb, std::max<int64_t>(1, cb.measured_repeats()), rapl), report,
+                          ComparableKeys(*in_a.run, *in_b.run, report.config), options);
+  if (f) findings.push_back(std::move(*f));
+}
+
 }  // namespace
 
 DiffReport Diff(const Run& a, const Run& b, const MatchResult& match, const energy::Attribution& energy_a,
@@ -428,6 +448,7 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
     const RegionMatch& rep = *g.representative[gi];
     Explain(f, {&a, &ca, &rep.ops_a}, {&b, &cb, &rep.ops_b}, report, options);
   }
+  AddHostCpuFinding(in_a, in_b, ca, cb, report, options, g.findings);
   Rank(report, g);
   return report;
 }

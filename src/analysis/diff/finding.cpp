@@ -22,6 +22,8 @@ const char* ToString(EvidenceClass e) {
       return "kernels";
     case EvidenceClass::kLaunch:
       return "launch";
+    case EvidenceClass::kHost:
+      return "host";
     case EvidenceClass::kNone:
       return "none";
   }
@@ -38,6 +40,8 @@ const char* ToString(CostSource s) {
       return "replay+attributed";
     case CostSource::kTime:
       return "time";
+    case CostSource::kEstimate:
+      return "estimate";
   }
   return "?";
 }

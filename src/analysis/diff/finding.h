@@ -19,11 +19,14 @@ enum class Verdict { kWaste, kTradeOff, kNoise };
 
 // Strongest evidence first: different operators, same operators but different
 // kernels, same kernels but different launch parameters or input layouts.
-// kNone: nothing structural differs (clocks, idle time, or measurement).
-enum class EvidenceClass { kOperators, kKernels, kLaunch, kNone };
+// kHost: the same device work, but one side's process keeps the CPU busier
+// (host_cpu.h). kNone: nothing structural differs (clocks, idle time, or
+// measurement).
+enum class EvidenceClass { kOperators, kKernels, kLaunch, kHost, kNone };
 
 // Where a cost came from. kTime: no energy was measured, time stands in.
-enum class CostSource { kReplay, kAttributed, kMixed, kTime };
+// kEstimate: CPU energy estimated from CPU time (no RAPL on both sides).
+enum class CostSource { kReplay, kAttributed, kMixed, kTime, kEstimate };
 
 const char* ToString(Verdict v);
 const char* ToString(EvidenceClass e);

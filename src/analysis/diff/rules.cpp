@@ -15,11 +15,12 @@ using nlohmann::json;
 
 Result<EvidenceClass> ParseEvidence(const std::string& s, const std::string& where) {
   for (auto e :
-       {EvidenceClass::kOperators, EvidenceClass::kKernels, EvidenceClass::kLaunch, EvidenceClass::kNone})
+       {EvidenceClass::kOperators, EvidenceClass::kKernels, EvidenceClass::kLaunch, EvidenceClass::kHost,
+        EvidenceClass::kNone})
     if (s == ToString(e)) return e;
   return MakeError(
       ErrorCode::kInvalidArgument,
-      fmt::format("{}: unknown evidence class '{}' (operators, kernels, launch, none)", where, s));
+      fmt::format("{}: unknown evidence class '{}' (operators, kernels, launch, host, none)", where, s));
 }
 
 Result<std::vector<Pattern>> ParsePatterns(const json& rule, const char* field, const std::string& where) {

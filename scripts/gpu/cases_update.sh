@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The case suite again with new ground truth for some cases, in one device call:
+# ground truth (cases/groundtruth.py) for the cases named by GT_CASES only,
+# merged into the committed ground truth (GT_FILE), then scripts/gpu/cases.sh on
+# every case against the merged file. The merged file comes back as
+# $OUT/groundtruth-merged.json (commit it over GT_FILE).
+#   usage on the device: carry [".gpudeps", ".gpubin"];
+#   GT_CASES=sd-279,torch-vs-jax OUT=$OUT scripts/gpu/cases_update.sh
+# Budget: ~90 s of ground truth for two cases (1.0 s windows, 2 trials, as the committed file), then
+# ~385 s for the suite; BUDGET (default 560) caps the whole.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+start=$(date +%s)
+OUT=${OUT:-/tmp/cases-update}
+BUDGET=${BUDGET:-560}
+GT_FILE=${GT_FILE:-cases/groundtruth-h200.json}
+: "${GT_CASES:?name the cases to measure, e.g. GT_CASES=sd-279,torch-vs-jax}"
+mkdir -p "$OUT/gt"
+BUDGET=${GT_BUDGET:-120} OUT=$OUT/gt bash scripts/gpu/cases.sh --groundtruth-only --seconds 1.0 --trials 2 \
+  --cases "$GT_CASES" > "$OUT/gt/cases.log" 2>&1
+tail -n 12 "$OUT/gt/cases.log"
+python3 - "$GT_FILE" "$OUT/gt/groundtruth.json" "$OUT/groundtruth-merged.json" <<'PY'
+import json, sys
+base, new, out = (json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3])
+for name, case in new.get("cases", {}).items():
+    case.setdefault("measured", {k: new.get(k) for k in ("date", "seconds", "trials")})
+    base["cases"][name] = case
+    print(f"ground truth merged: {name}")
+json.dump(base, open(out, "w"), indent=1)
+PY
+left=$(( BUDGET - ($(date +%s) - start) ))
+BUDGET=$left OUT=$OUT bash scripts/gpu/cases.sh --groundtruth "$OUT/groundtruth-merged.json"

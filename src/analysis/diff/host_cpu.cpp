@@ -1,0 +1,178 @@
+#include "analysis/diff/host_cpu.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "energy/window.h"
+
+namespace magneton::analysis {
+namespace {
+
+// Below this many cores kept busy on average, a CPU-time difference is the
+// host's ordinary bookkeeping, not waste worth a finding.
+constexpr double kMinBusyCores = 0.1;
+
+constexpr std::string_view kThreadPrefix = "cpu.time.thread.";
+
+// "cpu.time.thread.1234.pt_main_thread" -> "pt_main_thread (tid 1234)".
+std::string ThreadLabel(const std::string& sensor) {
+  std::string rest = sensor.substr(kThreadPrefix.size());
+  size_t dot = rest.find('.');
+  if (dot == std::string::npos) return rest;
+  return fmt::format("{} (tid {})", rest.substr(dot + 1), rest.substr(0, dot));
+}
+
+// Waiting on the device: the calls whose count tells polling from blocking.
+bool IsWaitCall(const std::string& name) {
+  return name.find("Synchronize") != std::string::npos || name.find("Query") != std::string::npos;
+}
+
+std::string Ms(double s) { return fmt::format("{:.2f} ms", s * 1e3); }
+std::string Share(double part, double whole) {
+  return whole > 0 ? fmt::format("{:.0f}%", 100 * part / whole) : "-";
+}
+
+std::string Calls(const std::vector<NamedCount>& calls, double per) {
+  if (calls.empty()) return "none recorded";
+  std::string out;
+  for (const auto& c : calls)
+    out += fmt::format("{}{} x{:.3g}", out.empty() ? "" : ", ", c.name, static_cast<double>(c.count) / per);
+  return out;
+}
+
+std::vector<std::string> Names(const std::vector<NamedCount>& calls, const std::vector<NamedCount>& other) {
+  std::vector<std::string> out;
+  for (const auto& c : calls)
+    if (std::none_of(other.begin(), other.end(), [&](const NamedCount& o) { return o.name == c.name; }))
+      out.push_back(c.name);
+  return out;
+}
+
+}  // namespace
+
+bool HasRaplEnergy(const Run& run) {
+  for (const auto& d : run.devices)
+    if (d.kind == "cpu" && d.ordinal >= 0 &&
+        (run.FindSeries(d.id, "energy.total") || run.FindSeries(d.id, "power.instant")))
+      return true;
+  return false;
+}
+
+HostCpuUse MeasureHostCpu(const Run& run, int64_t repeats, bool rapl) {
+  HostCpuUse use;
+  const SensorSeries* process = nullptr;
+  for (const auto& s : run.series)
+    if (s.sensor == "cpu.time" && !s.t_ns.empty()) process = &s;
+  if (!process) return use;
+  int64_t from = run.info.start_ns, to = run.info.end_ns;
+  if (to <= from) from = process->t_ns.front(), to = process->t_ns.back();
+  if (to <= from) return use;
+  double per = static_cast<double>(std::max<int64_t>(1, repeats));
+  use.recorded = true;
+  use.wall_s = (to - from) * 1e-9 / per;
+  use.cpu_s = energy::CounterDelta(*process, from, to) / per;
+  for (const auto& s : run.series)
+    if (s.sensor.rfind(kThreadPrefix, 0) == 0)
+      if (double t = energy::CounterDelta(s, from, to) / per; t > use.busiest_s) {
+        use.busiest_s = t;
+        use.busiest_thread = ThreadLabel(s.sensor);
+      }
+  double joules = 0;
+  bool any = false;
+  for (const auto& e : energy::WindowEnergy(run, from, to))
+    if (e.device.kind == "cpu" && e.estimate != rapl) joules += e.joules, any = true;
+  if (any) use.joules = joules / per;
+  use.estimate = !rapl;
+  std::map<std::string, int64_t> calls;
+  for (const auto& c : run.api_calls)
+    if (c.start_ns >= from && c.start_ns <= to && IsWaitCall(c.name)) ++calls[c.name];
+  for (const auto& [name, n] : calls) use.syncs.push_back({name, n, 0, {}});
+  return use;
+}
+
+std::optional<Finding> HostCpuFinding(const HostCpuUse& a, const HostCpuUse& b, const DiffReport& report,
+                                      const std::vector<ConfigDelta>& config, const DiffOptions& options) {
+  if (!a.recorded || !b.recorded || report.host_time_only || report.regions.empty()) return std::nullopt;
+  Finding f;
+  f.costly = a.cpu_s >= b.cpu_s ? 'a' : 'b';
+  const HostCpuUse& hi = f.costly == 'a' ? a : b;
+  const HostCpuUse& lo = f.costly == 'a' ? b : a;
+  double wall_hi = f.costly == 'a' ? report.a.seconds : report.b.seconds;
+  double wall_lo = f.costly == 'a' ? report.b.seconds : report.a.seconds;
+  if (hi.cpu_s < lo.cpu_s * (1 + options.threshold) || hi.cpu_s - lo.cpu_s < kMinBusyCores * hi.wall_s)
+    return std::nullopt;
+  for (const auto& r : report.regions) f.output_rel_diff = std::max(f.output_rel_diff, r.output_rel_diff);
+  if (f.output_rel_diff > options.output_tolerance) return std::nullopt;  // not the same work
+
+  bool joules = report.energy_measured && !std::isnan(a.joules) && !std::isnan(b.joules);
+  for (auto [cost, use] : {std::pair{&f.a, &a}, std::pair{&f.b, &b}}) {
+    cost->seconds = use->cpu_s;
+    cost->joules = joules ? use->joules : kUnmeasured;
+    cost->source = joules && !use->estimate ? CostSource::kAttributed
+                   : joules                 ? CostSource::kEstimate
+                                            : CostSource::kTime;
+    cost->instances = {cost->cost()};
+  }
+  double per_a = static_cast<double>(std::max<int64_t>(1, report.a.iterations));
+  double per_b = static_cast<double>(std::max<int64_t>(1, report.b.iterations));
+  double saved = std::fabs(f.a.cost() - f.b.cost());
+  double whole = f.costly == 'a' ? report.a.cost() : report.b.cost();
+  f.saved_per_iteration = saved / per_a;
+  f.saved_pct_of_run = whole > 0 ? saved / whole * 100 : 0;
+  f.cost_delta_pct = lo.cpu_s > 0 ? (hi.cpu_s / lo.cpu_s - 1) * 100 : INFINITY;
+  f.time_delta_pct = wall_lo > 0 ? (wall_hi / wall_lo - 1) * 100 : 0;
+  f.label = fmt::format("host CPU: {} on a CPU {} of the run ({}) vs {} ({})",
+                        hi.busiest_thread.empty() ? "the process" : hi.busiest_thread,
+                        Share(hi.busiest_s, hi.wall_s), f.costly, Share(lo.busiest_s, lo.wall_s),
+                        f.costly == 'a' ? 'b' : 'a');
+  std::string energy_part =
+      joules ? fmt::format(", {:.3g} J of CPU energy per iteration {}", f.saved_per_iteration,
+                           a.estimate ? "(estimated from CPU time: no RAPL)" : "(RAPL)")
+             : "";
+  if (wall_hi < wall_lo * (1 - options.max_speedup)) {
+    f.verdict = Verdict::kTradeOff;
+    f.why = fmt::format("{:.0f}x the CPU time to finish {:.1f}% sooner", hi.cpu_s / std::max(lo.cpu_s, 1e-9),
+                        (1 - wall_hi / wall_lo) * 100);
+  } else {
+    f.verdict = Verdict::kWaste;
+    f.why = fmt::format("{:.0f}x the CPU time for the same device work and outputs, time {:+.1f}%{}",
+                        hi.cpu_s / std::max(lo.cpu_s, 1e-9), f.time_delta_pct, energy_part);
+  }
+
+  Evidence e;
+  e.kind = EvidenceClass::kHost;
+  e.summary = fmt::format(
+      "run {}'s process used {} of CPU time against {}; its busiest thread was on a CPU {} of the "
+      "wall time: a thread polling the device (busy-wait) instead of blocking, or host work the other side "
+      "does not do",
+      f.costly, Ms(hi.cpu_s), Ms(lo.cpu_s), Share(hi.busiest_s, hi.wall_s));
+  auto param = [&](const std::string& what, const std::string& va, const std::string& vb) {
+    e.params.push_back({"host", what, va, vb});
+  };
+  param("CPU time per iteration", Ms(a.cpu_s / per_a), Ms(b.cpu_s / per_b));
+  param("busiest thread", a.busiest_thread.empty() ? "-" : a.busiest_thread,
+        b.busiest_thread.empty() ? "-" : b.busiest_thread);
+  param("busiest thread's share of wall time", Share(a.busiest_s, a.wall_s), Share(b.busiest_s, b.wall_s));
+  param("wait calls per iteration", Calls(a.syncs, per_a), Calls(b.syncs, per_b));
+  e.all_a = a.syncs;
+  e.all_b = b.syncs;
+  const auto& hi_calls = f.costly == 'a' ? a.syncs : b.syncs;
+  const auto& lo_calls = f.costly == 'a' ? b.syncs : a.syncs;
+  RuleSubject subject;
+  subject.evidence = EvidenceClass::kHost;
+  subject.costly = f.costly;
+  subject.costly_ops = Names(hi_calls, lo_calls);
+  subject.lean_ops = Names(lo_calls, hi_calls);
+  subject.config = config;
+  for (auto& m : MatchRules(options.rules, subject)) {
+    for (auto& d : m.steering) e.config.push_back(d);
+    f.rules.push_back(std::move(m.hit));
+  }
+  f.evidence.push_back(std::move(e));
+  return f;
+}
+
+}  // namespace magneton::analysis

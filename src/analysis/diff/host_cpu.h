@@ -1,0 +1,50 @@
+// Host-side waste: both runs do the same device work, but one side's process
+// keeps a CPU busy for it (a thread polling the GPU instead of blocking, host
+// work the other side does not do). GPU energy barely moves, so no region
+// shows it; the evidence is the CPU time that procfs recorded for the process
+// and each of its threads (docs/diff.md, "Host CPU").
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/diff/diff.h"
+#include "analysis/diff/finding.h"
+#include "analysis/diff/rules.h"
+#include "core/run.h"
+
+namespace magneton::analysis {
+
+// One run's host CPU use over its recording window, per repetition of the
+// recorded operators (the measured pass's repetitions divide it).
+struct HostCpuUse {
+  bool recorded = false;         // the run has the process's cpu.time series
+  double cpu_s = 0;              // CPU time of the process
+  double wall_s = 0;             // the window's wall time
+  double joules = kUnmeasured;   // CPU energy: RAPL packages on both sides, else the estimate
+  bool estimate = true;          // joules come from CPU time x watts per core
+  std::string busiest_thread;    // "python (tid 1234)"
+  double busiest_s = 0;          // that thread's CPU time
+  std::vector<NamedCount> syncs;  // blocking synchronization API calls (cudaEventSynchronize, ...)
+};
+
+// `run` is the pass the costs come from; `repeats` its repetitions (1 without
+// a measured pass). `rapl`: use the run's RAPL package energy (both sides have it).
+HostCpuUse MeasureHostCpu(const Run& run, int64_t repeats, bool rapl);
+
+// True when the run measured CPU-package energy (RAPL), not only estimated it.
+bool HasRaplEnergy(const Run& run);
+
+// A run-level finding when one side's process spends at least the threshold
+// more CPU time per iteration than the other, the difference is at least a
+// tenth of a core over the run, and the matched regions' outputs agree.
+// Waste when that side is not faster by more than max_speedup, else a
+// trade-off (spinning can buy latency). nullopt when there is nothing to say:
+// CPU time not recorded on a side, no kernels (CPU-only runs: region times
+// already are host time), no matched region, or too small a difference.
+// `config`: the differing configuration keys both runs could have set.
+std::optional<Finding> HostCpuFinding(const HostCpuUse& a, const HostCpuUse& b, const DiffReport& report,
+                                      const std::vector<ConfigDelta>& config, const DiffOptions& options);
+
+}  // namespace magneton::analysis

@@ -1,0 +1,144 @@
+// Host-side waste (host_cpu.h): the same device work, one side's process
+// keeping a CPU busy. The procfs series are shaped as the sampler writes them:
+// a cumulative process CPU time, one per busy thread, and the CPU-time energy
+// estimate, each reading stored when it changed.
+#include <gtest/gtest.h>
+
+#include "analysis/diff/diff.h"
+#include "analysis/diff/host_cpu.h"
+#include "diff_fixture.h"
+
+namespace magneton::analysis {
+namespace {
+
+using fixture::Conv1DPair;
+using fixture::Pair;
+
+// Adds a host CPU device whose process (and main thread) was on a CPU
+// `busy` of the run's wall time, read every 1/10 of the window.
+void AddProcfs(Run& run, double busy, double watts_per_core = 5.0) {
+  int32_t cpu = static_cast<int32_t>(run.devices.size());
+  run.devices.push_back({cpu, "cpu", "Test CPU (2 CPUs)", "", -1, 0});
+  int64_t from = run.info.start_ns, to = run.info.end_ns;
+  auto series = [&](const std::string& sensor, const std::string& unit, const std::string& source, double scale) {
+    SensorSeries s{static_cast<int64_t>(run.series.size()), cpu, sensor, unit, source, {}, {}};
+    for (int i = 0; i <= 10; ++i) {
+      int64_t t = from + (to - from) * i / 10;
+      s.t_ns.push_back(t);
+      s.value.push_back(scale * busy * (t - from) * 1e-9 + 0.5);  // 0.5 s used before the window
+    }
+    run.series.push_back(s);
+  };
+  series("cpu.time", "s", "procfs", 1.0);
+  series("cpu.time.thread.4242.pt_main_thread", "s", "procfs", 0.98);
+  series("energy.estimate", "J", "estimate", watts_per_core);
+}
+
+void AddSync(Run& run, const std::string& name, int n) {
+  for (int i = 0; i < n; ++i) {
+    ApiCall c;
+    c.id = static_cast<int64_t>(run.api_calls.size());
+    c.name = name;
+    c.domain = "runtime";
+    c.start_ns = c.end_ns = run.info.start_ns + (i + 1) * 1000;
+    run.api_calls.push_back(c);
+  }
+}
+
+DiffReport DiffPair(const Pair& p, DiffOptions o = {}) {
+  return Diff(p.a.b.run, p.b.b.run, p.match, p.a.Energy(), p.b.Energy(), o);
+}
+
+const Finding* HostFinding(const DiffReport& r) {
+  for (const auto& f : r.findings)
+    if (f.evidence_class() == EvidenceClass::kHost) return &f;
+  return nullptr;
+}
+
+TEST(DiffHostCpu, SpinningSideIsWasteFromCpuTimeWhileGpuEnergyIsEqual) {
+  Pair p = Conv1DPair(4, 1, 1.0, 1.0);  // identical device work and energy
+  AddProcfs(p.a.b.run, 0.99);           // a polls the GPU: a core busy all the time
+  AddProcfs(p.b.b.run, 0.02);           // b sleeps in a blocking wait
+  AddSync(p.b.b.run, "cudaEventSynchronize", 1);
+  DiffOptions o;
+  Rule rule;
+  rule.id = "host-busy-wait";
+  rule.title = "A thread polls the device";
+  rule.recommendation = "Block instead of polling.";
+  rule.evidence = {EvidenceClass::kHost};
+  o.rules = {rule};
+  DiffReport r = DiffPair(p, o);
+  const Finding* f = HostFinding(r);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->verdict, Verdict::kWaste) << f->why;
+  EXPECT_EQ(f->costly, 'a');
+  EXPECT_EQ(f->rank, 1);  // the only waste: the regions themselves are equal
+  EXPECT_TRUE(f->regions.empty());
+  double wall = (p.a.b.run.info.end_ns - p.a.b.run.info.start_ns) * 1e-9;
+  EXPECT_NEAR(f->a.seconds, 0.99 * wall, 1e-9);
+  EXPECT_NEAR(f->b.seconds, 0.02 * wall, 1e-9);
+  EXPECT_EQ(f->a.source, CostSource::kEstimate);  // no RAPL: CPU time x 5 W per core
+  EXPECT_NEAR(f->a.joules - f->b.joules, 5.0 * 0.97 * wall, 1e-9);
+  EXPECT_NE(f->label.find("pt_main_thread (tid 4242)"), std::string::npos) << f->label;
+  ASSERT_EQ(f->evidence.size(), 1u);
+  EXPECT_TRUE(f->evidence[0].all_a.empty());
+  ASSERT_EQ(f->evidence[0].all_b.size(), 1u);
+  EXPECT_EQ(f->evidence[0].all_b[0].name, "cudaEventSynchronize");
+  ASSERT_EQ(f->rules.size(), 1u);
+  EXPECT_EQ(f->rules[0].id, "host-busy-wait");
+}
+
+TEST(DiffHostCpu, SmallOrBelowThresholdDifferencesMakeNoFinding) {
+  Pair p = Conv1DPair(4, 1, 1.0, 1.0);
+  AddProcfs(p.a.b.run, 0.06);  // 3x the CPU time, but 0.04 of a core: bookkeeping
+  AddProcfs(p.b.b.run, 0.02);
+  EXPECT_EQ(HostFinding(DiffPair(p)), nullptr);
+  Pair q = Conv1DPair(4, 1, 1.0, 1.0);
+  AddProcfs(q.a.b.run, 1.05);  // 5% more than b: under the 10% threshold
+  AddProcfs(q.b.b.run, 1.00);
+  EXPECT_EQ(HostFinding(DiffPair(q)), nullptr);
+}
+
+TEST(DiffHostCpu, NeedsCpuTimeOnBothSidesAndAgreeingOutputs) {
+  Pair p = Conv1DPair(4, 1, 1.0, 1.0);
+  AddProcfs(p.a.b.run, 0.99);  // b has no procfs series
+  EXPECT_EQ(HostFinding(DiffPair(p)), nullptr);
+  Pair q = Conv1DPair(4, 1, 1.0, 1.0);
+  AddProcfs(q.a.b.run, 0.99);
+  AddProcfs(q.b.b.run, 0.02);
+  for (auto& region : q.match.regions) region.output_rel_diff = 0.5;  // not the same work
+  EXPECT_EQ(HostFinding(DiffPair(q)), nullptr);
+}
+
+TEST(DiffHostCpu, SpinningThatBuysSpeedIsATradeOff) {
+  Pair p = Conv1DPair(4, 1, 1.0, 1.0);
+  AddProcfs(p.a.b.run, 0.99);
+  AddProcfs(p.b.b.run, 0.02);
+  p.b.b.run.info.end_ns += (p.b.b.run.info.end_ns - p.b.b.run.info.start_ns) / 10;  // b 10% slower
+  DiffReport r = DiffPair(p);
+  const Finding* f = HostFinding(r);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->verdict, Verdict::kTradeOff) << f->why;
+  EXPECT_EQ(f->costly, 'a');
+}
+
+TEST(DiffHostCpu, RaplEnergyOnBothSidesIsUsedInsteadOfTheEstimate) {
+  magneton::Run run;
+  run.info.start_ns = 0;
+  run.info.end_ns = 2'000'000'000;
+  AddProcfs(run, 0.5);
+  run.devices.push_back({1, "cpu", "package 0", "", 0, 0});
+  run.series.push_back({9, 1, "energy.total", "J", "rapl", {0, 1'000'000'000, 2'000'000'000}, {100, 140, 180}});
+  ASSERT_TRUE(HasRaplEnergy(run));
+  HostCpuUse measured = MeasureHostCpu(run, 2, /*rapl=*/true);
+  EXPECT_FALSE(measured.estimate);
+  EXPECT_NEAR(measured.joules, 40.0, 1e-6);  // 80 J over the window, 2 repetitions
+  EXPECT_NEAR(measured.cpu_s, 0.5, 1e-9);
+  EXPECT_NEAR(measured.wall_s, 1.0, 1e-9);
+  HostCpuUse estimated = MeasureHostCpu(run, 2, /*rapl=*/false);
+  EXPECT_TRUE(estimated.estimate);
+  EXPECT_NEAR(estimated.joules, 2.5, 1e-9);  // 1 s of CPU x 5 W, 2 repetitions
+}
+
+}  // namespace
+}  // namespace magneton::analysis
