@@ -364,9 +364,7 @@ void AddHostCpuFinding(const DiffInput& in_a, const DiffInput& in_b, const CostM
   if ((!in_a.measured && Fingerprinted(*in_a.run)) || (!in_b.measured && Fingerprinted(*in_b.run))) return;
   const Run& ra = in_a.measured ? *in_a.measured : *in_a.run;
   const Run& rb = in_b.measured ? *in_b.measured : *in_b.run;
-  bool rapl = HasRaplEnergy(ra) && HasRaplEnergy(rb);
-  auto f = HostCpuFinding(MeasureHostCpu(ra, std::max<int64_t>(1, ca.measured_repeats()), rapl),
-                          MeasureHostCpu(rb, std::max<int64_t>(1, cb.measured_repeats()), rapl), report,
+  auto f = HostCpuFinding(MeasureHostCpu(ra, ca.measured_repeats()), MeasureHostCpu(rb, cb.measured_repeats()), report,
                           ComparableKeys(*in_a.run, *in_b.run, report.config), options);
   if (f) findings.push_back(std::move(*f));
 }

@@ -53,15 +53,7 @@ std::vector<std::string> Names(const std::vector<NamedCount>& calls, const std::
 
 }  // namespace
 
-bool HasRaplEnergy(const Run& run) {
-  for (const auto& d : run.devices)
-    if (d.kind == "cpu" && d.ordinal >= 0 &&
-        (run.FindSeries(d.id, "energy.total") || run.FindSeries(d.id, "power.instant")))
-      return true;
-  return false;
-}
-
-HostCpuUse MeasureHostCpu(const Run& run, int64_t repeats, bool rapl) {
+HostCpuUse MeasureHostCpu(const Run& run, int64_t repeats) {
   HostCpuUse use;
   const SensorSeries* process = nullptr;
   for (const auto& s : run.series)
@@ -80,12 +72,11 @@ HostCpuUse MeasureHostCpu(const Run& run, int64_t repeats, bool rapl) {
         use.busiest_s = t;
         use.busiest_thread = ThreadLabel(s.sensor);
       }
-  double joules = 0;
-  bool any = false;
   for (const auto& e : energy::WindowEnergy(run, from, to))
-    if (e.device.kind == "cpu" && e.estimate != rapl) joules += e.joules, any = true;
-  if (any) use.joules = joules / per;
-  use.estimate = !rapl;
+    if (e.device.kind == "cpu") {
+      double& j = e.estimate ? use.estimate_j : use.rapl_j;
+      j = (std::isnan(j) ? 0 : j) + e.joules / per;
+    }
   std::map<std::string, int64_t> calls;
   for (const auto& c : run.api_calls)
     if (c.start_ns >= from && c.start_ns <= to && IsWaitCall(c.name)) ++calls[c.name];
@@ -107,13 +98,13 @@ std::optional<Finding> HostCpuFinding(const HostCpuUse& a, const HostCpuUse& b, 
   for (const auto& r : report.regions) f.output_rel_diff = std::max(f.output_rel_diff, r.output_rel_diff);
   if (f.output_rel_diff > options.output_tolerance) return std::nullopt;  // not the same work
 
-  bool joules = report.energy_measured && !std::isnan(a.joules) && !std::isnan(b.joules);
+  bool rapl = !std::isnan(a.rapl_j) && !std::isnan(b.rapl_j);
+  auto cpu_j = [&](const HostCpuUse& u) { return rapl ? u.rapl_j : u.estimate_j; };
+  bool joules = report.energy_measured && !std::isnan(cpu_j(a)) && !std::isnan(cpu_j(b));
   for (auto [cost, use] : {std::pair{&f.a, &a}, std::pair{&f.b, &b}}) {
     cost->seconds = use->cpu_s;
-    cost->joules = joules ? use->joules : kUnmeasured;
-    cost->source = joules && !use->estimate ? CostSource::kAttributed
-                   : joules                 ? CostSource::kEstimate
-                                            : CostSource::kTime;
+    cost->joules = joules ? cpu_j(*use) : kUnmeasured;
+    cost->source = !joules ? CostSource::kTime : rapl ? CostSource::kAttributed : CostSource::kEstimate;
     cost->instances = {cost->cost()};
   }
   double per_a = static_cast<double>(std::max<int64_t>(1, report.a.iterations));
@@ -130,7 +121,7 @@ std::optional<Finding> HostCpuFinding(const HostCpuUse& a, const HostCpuUse& b, 
                         f.costly == 'a' ? 'b' : 'a');
   std::string energy_part =
       joules ? fmt::format(", {:.3g} J of CPU energy per iteration {}", f.saved_per_iteration,
-                           a.estimate ? "(estimated from CPU time: no RAPL)" : "(RAPL)")
+                           rapl ? "(RAPL)" : "(estimated from CPU time: no RAPL)")
              : "";
   if (wall_hi < wall_lo * (1 - options.max_speedup)) {
     f.verdict = Verdict::kTradeOff;

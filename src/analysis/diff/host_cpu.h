@@ -22,25 +22,23 @@ struct HostCpuUse {
   bool recorded = false;         // the run has the process's cpu.time series
   double cpu_s = 0;              // CPU time of the process
   double wall_s = 0;             // the window's wall time
-  double joules = kUnmeasured;   // CPU energy: RAPL packages on both sides, else the estimate
-  bool estimate = true;          // joules come from CPU time x watts per core
+  double rapl_j = kUnmeasured;      // CPU-package energy measured (RAPL), when the run has it
+  double estimate_j = kUnmeasured;  // CPU time x watts per core, when the run has the estimate
   std::string busiest_thread;    // "python (tid 1234)"
   double busiest_s = 0;          // that thread's CPU time
   std::vector<NamedCount> syncs;  // blocking synchronization API calls (cudaEventSynchronize, ...)
 };
 
-// `run` is the pass the costs come from; `repeats` its repetitions (1 without
-// a measured pass). `rapl`: use the run's RAPL package energy (both sides have it).
-HostCpuUse MeasureHostCpu(const Run& run, int64_t repeats, bool rapl);
-
-// True when the run measured CPU-package energy (RAPL), not only estimated it.
-bool HasRaplEnergy(const Run& run);
+// `run` is the pass the costs come from; `repeats` its repetitions (0 or 1
+// without a measured pass).
+HostCpuUse MeasureHostCpu(const Run& run, int64_t repeats);
 
 // A run-level finding when one side's process spends at least the threshold
 // more CPU time per iteration than the other, the difference is at least a
 // tenth of a core over the run, and the matched regions' outputs agree.
 // Waste when that side is not faster by more than max_speedup, else a
-// trade-off (spinning can buy latency). nullopt when there is nothing to say:
+// trade-off (spinning can buy latency). Its energy is RAPL's when both sides
+// measured it, else the estimate. nullopt when there is nothing to say:
 // CPU time not recorded on a side, no kernels (CPU-only runs: region times
 // already are host time), no matched region, or too small a difference.
 // `config`: the differing configuration keys both runs could have set.
