@@ -368,7 +368,8 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--measured-seconds", type=float, default=1.0,
                    help="the measured pass's length (default 1 s: ~10 NVML energy updates)")
     p.add_argument("--energy", choices=("nvml", "none", "auto"), default=None,
-                   help="recorder energy source (default: nvml on cuda, none on cpu)")
+                   help="recorder energy source (default on cuda: the case's record_energy, else nvml; "
+                        "none on cpu)")
     p.add_argument("--replay", action="store_true",
                    help="ask the recorder to replay operators for energy, where it supports it")
     p.add_argument("--save", metavar="FILE.npz", default=None, help="save the last outputs")
@@ -392,7 +393,8 @@ def main(module_name: str) -> None:
     state = module.setup(device, args.small)
     info = {"case": case, "side": side, "device": device, "small": args.small}
     if args.record:
-        energy = args.energy or ("nvml" if device == "cuda" else "none")
+        # A case judged on CPU-side evidence records procfs CPU time too ("auto").
+        energy = args.energy or (expected(case).get("record_energy", "nvml") if device == "cuda" else "none")
         info.update(record_iteration(module, state, args.record, energy, args.replay, args.measured,
                                      args.measured_seconds))
         emit(info)

@@ -9,6 +9,7 @@ root-cause class, the configuration keys and the operators named.
 
     python cases/run_all.py --groundtruth OUT/groundtruth.json      # record + diff + RESULTS.md
     python cases/run_all.py --diff-only                             # re-diff committed run files
+                                                                    # (cases with only diff.json: read it)
 
 Run files go to cases/<case>/runs/ (one iteration each, small, committed so that
 `magneton diff` on each case runs in CI without a GPU).
@@ -79,9 +80,13 @@ def side_command(case: str, side: str, exp: dict, run_file: Path, args) -> list[
     """The command that records one side: the variant's own --record, or the CLI around it."""
     if exp["program"] == "cuda-binary":
         compute = "fp32" if side == "wasteful" else "tf32"
-        # Only the measured iteration: the warm-up (cuBLAS handle, first launches) stays out.
-        return [args.magneton, "record", "-o", str(run_file), "--only-ranges", "magneton.case/measured", "--",
-                args.engine, "--compute", compute, "--iters", "1", "--warmup", "1"]
+        # Only the measured iterations (the warm-up's cuBLAS handle and first launches stay out),
+        # about a second of them, so that the energy rests on ~10 NVML counter updates per side.
+        # --api all: each kernel's launch record places it in the range that launched it (under
+        # --only-ranges the default launch-only selection recorded none).
+        return [args.magneton, "record", "-o", str(run_file), "--only-ranges", "magneton.case/measured",
+                "--api", "all", "--",
+                args.engine, "--compute", compute, "--seconds", "1", "--warmup", "1"]
     program = [sys.executable, str(HERE / case / f"{side}.py"), "--device", args.device]
     if args.small:
         program.append("--small")
@@ -177,7 +182,9 @@ def main() -> int:
         elif not args.diff_only:
             error = record_case(case, exp, runs, args)
         doc = None
-        if not error:
+        if not error and args.diff_only and not (runs / "wasteful.mgt").exists() and (runs / "diff.json").exists():
+            doc = findings.load(runs / "diff.json")  # run files too large to commit: the GPU's diff stands
+        elif not error:
             doc, error = diff_case(runs, args)
         rows.append(findings.assess(case, exp, gt.get("cases", {}).get(case), doc, error, runs))
         # After every case, so that a run stopped from outside still leaves the cases done.

@@ -15,11 +15,12 @@
 #     (GPU fixtures + the TF32 report + the trace).
 # Budget: about 4 minutes on the H200 with .gpubin carried (no build): per
 # process ~10 s of start-up and imports, 2 demo cases x 2 variants (fingerprint
-# pass + 50 measured iterations), the A/A recording and 4 small fixture
+# pass, replay of Conv1D's operators, ~1 s measured pass), the A/A recording and 4 small fixture
 # recordings. Hard cap: BUDGET seconds (default 540); every step's timeout is cut
 # to what is left, so a hang cannot outlast the call, and diff.log is written as
 # it goes.
 #   usage on the device: carry [".gpudeps", ".gpubin"]; OUT=$OUT scripts/gpu/diff.sh
+# FIXTURES=0 skips step 5 (the CI fixtures; about a minute).
 # GPU_DRY=1 (or DIFF_SH_DRY=1): the same steps on a CPU machine (tiny models,
 # --device cpu, 3 iterations; no CUDA check), with the binaries of
 # scripts/gpu/prebuild.sh, to try this script off the GPU machine:
@@ -39,8 +40,9 @@ step() { echo "== $* ($(( $(date +%s) - start )) s)" | tee -a "$log"; }
 t() { local s; s=$(cap "$1"); shift; timeout -k 5 "$s" "$@"; }
 
 dry=${GPU_DRY:-${DIFF_SH_DRY:-0}}
-dev=cuda; size=(); iters=50; fix_iters=20; py=${MAGNETON_PYTHON:-python3}
-if [ "$dry" = 1 ]; then dev=cpu; size=(--size tiny); iters=3; fix_iters=3; fi
+# On the GPU the measured passes last about a second each (the demo's default).
+dev=cuda; size=(); iters=(); fix_iters=20; py=${MAGNETON_PYTHON:-python3}
+if [ "$dry" = 1 ]; then dev=cpu; size=(--size tiny); iters=(--iterations 3); fix_iters=3; fi
 
 step "checking the machine"
 missing=""
@@ -68,21 +70,21 @@ fi
 runs=/tmp/diff-runs
 rm -rf "$runs"; mkdir -p "$runs"
 
-step "demo gpt2-conv1d (${size[*]:-full size}, $iters measured iterations)"
-t 200 "$M" demo --case gpt2-conv1d --device $dev "${size[@]}" --iterations $iters --out "$runs/conv1d" --color never >> "$log" 2>&1
+step "demo gpt2-conv1d (${size[*]:-full size}, ${iters[*]:-1 s measured passes}, replay of Conv1D's operators)"
+t 300 "$M" demo --case gpt2-conv1d --device $dev "${size[@]}" "${iters[@]}" --out "$runs/conv1d" --color never >> "$log" 2>&1
 echo "exit $?" >> "$log"
 t 60 "$M" diff "$runs/conv1d/addmm.mgt" "$runs/conv1d/mm_add.mgt" --measured-a "$runs/conv1d/addmm-measured.mgt" \
   --measured-b "$runs/conv1d/mm_add-measured.mgt" --json > "$OUT/conv1d.json" 2>> "$log"
 cp "$runs/conv1d/report.html" "$OUT/report-conv1d.html" 2>/dev/null
 
 step "demo unet-tf32 (${size[*]:-full size})"
-t 120 "$M" demo --case unet-tf32 --device $dev "${size[@]}" --iterations $iters --out "$runs/tf32" --color never >> "$log" 2>&1
+t 120 "$M" demo --case unet-tf32 --device $dev "${size[@]}" "${iters[@]}" --out "$runs/tf32" --color never >> "$log" 2>&1
 echo "exit $?" >> "$log"
 t 60 "$M" diff "$runs/tf32/fp32.mgt" "$runs/tf32/tf32.mgt" --measured-a "$runs/tf32/fp32-measured.mgt" \
   --measured-b "$runs/tf32/tf32-measured.mgt" --json > "$OUT/tf32.json" 2>> "$log"
 
 step "A/A: the addmm variant again"
-t 120 $py -m magneton.demo.gpt2_blocks --variant addmm --device $dev "${size[@]}" --iterations $iters \
+t 200 $py -m magneton.demo.gpt2_blocks --variant addmm --device $dev "${size[@]}" "${iters[@]}" \
   --out "$runs/conv1d/addmm_again.mgt" --measured "$runs/conv1d/addmm_again-measured.mgt" >> "$log" 2>&1
 echo "exit $?" >> "$log"
 t 60 "$M" diff "$runs/conv1d/addmm.mgt" "$runs/conv1d/addmm_again.mgt" --measured-a "$runs/conv1d/addmm-measured.mgt" \
@@ -91,6 +93,7 @@ echo "A/A exit $?" >> "$log"
 t 60 "$M" diff "$runs/conv1d/addmm.mgt" "$runs/conv1d/addmm_again.mgt" --measured-a "$runs/conv1d/addmm-measured.mgt" \
   --measured-b "$runs/conv1d/addmm_again-measured.mgt" --json > "$OUT/aa.json" 2>> "$log"
 
+if [ "${FIXTURES:-1}" = 1 ]; then
 step "small GPU fixtures, export, check"
 fix="$runs/fixtures/gpu"
 mkdir -p "$fix"
@@ -110,6 +113,7 @@ t 60 "$M" check --baseline "$fix/unet_tf32.mgt" "$fix/unet_fp32.mgt" --measured-
 echo "check exit $? (1 expected: TF32 off regresses)" >> "$log"
 cp "$runs/tf32/report.html" "$runs/fixtures/report-tf32.html" 2>/dev/null
 tar -czf "$OUT/fixtures.tar.gz" -C "$runs/fixtures" . 2>> "$log"
+fi
 fit "$OUT"/*
 
 step "summary"

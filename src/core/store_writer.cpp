@@ -26,6 +26,7 @@
 #include "core/schema.h"
 #include "core/store.h"
 #include "core/store_sink.h"
+#include "core/thread_name.h"
 
 namespace magneton {
 namespace {
@@ -236,7 +237,10 @@ Status SqliteRunWriter::Open(const RunInfo& info) {
   pending_.Clear();
   MAGNETON_RETURN_IF_ERROR(sink_->Commit());
   try {
-    thread_ = std::make_unique<std::thread>(&SqliteRunWriter::WriterLoop, this);
+    thread_ = std::make_unique<std::thread>([this] {
+      NameThisThread("store");
+      WriterLoop();
+    });
   } catch (const std::system_error& e) {
     return MakeError(ErrorCode::kInternal, fmt::format("{}: cannot start the writer thread: {}", path_, e.what()));
   }

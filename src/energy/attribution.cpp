@@ -20,6 +20,7 @@
 
 #include "energy/activity_curve.h"
 #include "energy/energy_curve.h"
+#include "energy/launch_site.h"
 
 namespace magneton::energy {
 
@@ -137,9 +138,7 @@ void RollUpOps(const Run& run, std::vector<double>& value) {
 // their execution, on any thread.
 void RollUpRanges(const Run& run, const std::vector<double>& kernel_j, const std::vector<double>& transfer_j,
                   std::map<int64_t, double>& range_j) {
-  std::unordered_map<int64_t, const ApiCall*> api_by_corr;
-  for (const ApiCall& a : run.api_calls)
-    if (a.correlation != 0) api_by_corr.emplace(a.correlation, &a);
+  LaunchSites sites(run);
   struct Launch {
     int64_t t;
     double j;
@@ -148,11 +147,9 @@ void RollUpRanges(const Run& run, const std::vector<double>& kernel_j, const std
   std::vector<Launch> unplaced;
   auto place = [&](int64_t corr, int64_t op, int64_t start, int64_t end, double j) {
     if (std::isnan(j)) return;
-    auto it = corr != 0 ? api_by_corr.find(corr) : api_by_corr.end();
-    if (it != api_by_corr.end())
-      by_thread[it->second->thread].push_back({it->second->start_ns, j});
-    else if (op >= 0 && op < static_cast<int64_t>(run.ops.size()))
-      by_thread[run.ops[op].thread].push_back({run.ops[op].start_ns, j});
+    LaunchSite l = sites.Of(corr, op, start);
+    if (l.thread != kAnyThread)
+      by_thread[l.thread].push_back({l.t_ns, j});
     else
       unplaced.push_back({start + (end - start) / 2, j});
   };

@@ -1,5 +1,6 @@
 #include "energy/sampler_util.h"
 
+#include "core/thread_name.h"
 #include "energy/clock.h"
 
 #include <fcntl.h>
@@ -14,7 +15,11 @@ Status PollingSampler::Start(SampleSink* sink) {
   if (!threads_.empty()) return MakeError(ErrorCode::kInvalidArgument, name() + " sampler already started");
   sink_ = sink;
   stop_.Reset();
-  for (auto& loop : Loops()) threads_.emplace_back(std::move(loop));
+  for (auto& loop : Loops())
+    threads_.emplace_back([loop = std::move(loop), what = name()] {
+      NameThisThread(what);
+      loop();
+    });
   return Status::Ok();
 }
 

@@ -125,10 +125,12 @@ std::string FindingHtml(const Finding& f, const DiffReport& r) {
       verdict, f.rank, verdict, f.rank, verdict, E(f.label));
   out += fmt::format(
       "<div class=\"nums\">saves <b>{}</b> per iteration ({} of the run) &middot; {} costlier by {} "
-      "&middot; time {} &middot; {} region{} &middot; outputs differ by {:.2g}%</div>",
+      "&middot; time {} &middot; {} region{} &middot; {}</div>",
       FormatCost(f.saved_per_iteration, u), FormatPct(f.saved_pct_of_run), f.costly,
       FormatPct(f.cost_delta_pct), FormatPct(f.time_delta_pct, true), f.regions.size(),
-      f.regions.size() == 1 ? "" : "s", f.output_rel_diff * 100);
+      f.regions.size() == 1 ? "" : "s",
+      f.outputs_compared ? fmt::format("outputs differ by {:.2g}%", f.output_rel_diff * 100)
+                         : "outputs not compared (matched by NVTX range name)");
   out += BarChart({{"a", f.a.cost(), FormatCost(f.a.cost(), u), kColorA},
                    {"b", f.b.cost(), FormatCost(f.b.cost(), u), kColorB}},
                   520, u == "J" ? "energy of a and b" : "time of a and b (energy unmeasured)");
@@ -159,9 +161,11 @@ std::string RegionsTable(const DiffReport& r) {
         "height=\"10\" fill=\"{}\"/></svg><div class=\"mono\">{}</div>",
         w, color, FormatCost(v, r.cost_unit));
   };
-  std::string out =
-      "<table id=\"region-table\"><tr><th>region</th><th>finding</th><th>operators in a</th><th>a</th>"
-      "<th>b</th><th>operators in b</th></tr>";
+  const char* what = r.matched_by_range ? "NVTX range" : "operators";
+  std::string out = fmt::format(
+      "<table id=\"region-table\"><tr><th>region</th><th>finding</th><th>{} in a</th><th>a</th>"
+      "<th>b</th><th>{} in b</th></tr>",
+      what, what);
   for (size_t k = 0; k < order.size() && k < kMaxRegionRows; ++k) {
     const auto& p = r.regions[order[k]];
     std::string finding = "-";

@@ -78,7 +78,8 @@ json FindingJson(const Finding& f) {
           {"time_delta_pct", Num(f.time_delta_pct)},
           {"saved_per_iteration", Num(f.saved_per_iteration)},
           {"saved_pct_of_run", Num(f.saved_pct_of_run)},
-          {"output_rel_diff", Num(f.output_rel_diff)},
+          {"output_rel_diff", f.outputs_compared ? Num(f.output_rel_diff) : json(nullptr)},
+          {"outputs_compared", f.outputs_compared},
           {"noise_pct", Num(f.noise_pct)},
           {"why", f.why},
           {"evidence_class", analysis::ToString(f.evidence_class())},
@@ -123,7 +124,7 @@ json DiffToJson(const DiffReport& r, const RunPaths& paths) {
                        {"ops_b", p.ops_b},
                        {"a", Cost(p.a)},
                        {"b", Cost(p.b)},
-                       {"output_rel_diff", Num(p.output_rel_diff)}});
+                       {"output_rel_diff", r.matched_by_range ? json(nullptr) : Num(p.output_rel_diff)}});
   for (const auto& c : r.config) config.push_back({{"key", c.key}, {"a", c.value_a}, {"b", c.value_b}});
   const auto& o = r.options;
   return {{"schema_version", DiffReport::kSchemaVersion},
@@ -148,6 +149,7 @@ json DiffToJson(const DiffReport& r, const RunPaths& paths) {
             {"saved_per_iteration", Num(r.total_saved_per_iteration())},
             {"saved_pct_of_run", Num(saved_pct)},
             {"regions", r.regions.size()},
+            {"matched_by", r.matched_by_range ? "nvtx_range" : "values"},
             {"host_time_ratio", Num(r.host_time_ratio)},
             {"matched_share", {{"a", Num(r.matched_share_a)}, {"b", Num(r.matched_share_b)}}},
             {"unmatched_ops", {{"a", r.unmatched_ops_a}, {"b", r.unmatched_ops_b}}}}},

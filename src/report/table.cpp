@@ -102,9 +102,10 @@ std::string Header(const DiffReport& r, const TableOptions& o, const char* what)
   std::string out = fmt::format("{}\n", what);
   out += RunLine('a', o.path_a, r.a, r.cost_unit);
   out += RunLine('b', o.path_b, r.b, r.cost_unit);
-  out += fmt::format("  matched {} region{} holding {} of a's cost and {} of b's; unmatched ops: a {}, b {}\n",
+  out += fmt::format("  matched {} region{} holding {} of a's cost and {} of b's; unmatched {}: a {}, b {}\n",
                      r.regions.size(), r.regions.size() == 1 ? "" : "s", FormatPct(r.matched_share_a * 100),
-                     FormatPct(r.matched_share_b * 100), r.unmatched_ops_a, r.unmatched_ops_b);
+                     FormatPct(r.matched_share_b * 100), r.matched_by_range ? "NVTX ranges" : "ops",
+                     r.unmatched_ops_a, r.unmatched_ops_b);
   for (const auto& n : r.notes) out += fmt::format("  note: {}\n", n);
   return out;
 }

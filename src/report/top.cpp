@@ -8,6 +8,7 @@
 
 #include <fmt/core.h>
 
+#include "energy/launch_site.h"
 #include "report/format.h"
 
 namespace magneton::report {
@@ -26,24 +27,16 @@ void AddEnergy(Group& g, double j) {
   g.any_energy = true;
 }
 
-// Kernel time launched on each thread, by launch time, with prefix sums, so a
-// range's GPU time is two binary searches. The launch is the CUDA API call
-// with the kernel's correlation id, else the start of its op; kernels with
-// neither count by their own start, on any thread (thread key -1).
+// Kernel time launched on each thread, by launch time (energy::LaunchSites),
+// with prefix sums, so a range's GPU time is two binary searches. Kernels
+// launched on no known thread (key kAnyThread) count in ranges on any thread.
 class LaunchIndex {
  public:
   explicit LaunchIndex(const Run& run) {
-    std::unordered_map<int64_t, const ApiCall*> api;
-    for (const ApiCall& a : run.api_calls)
-      if (a.correlation != 0) api.emplace(a.correlation, &a);
+    energy::LaunchSites sites(run);
     for (const Kernel& k : run.kernels) {
-      int64_t ns = k.end_ns - k.start_ns;
-      if (auto it = api.find(k.correlation); k.correlation != 0 && it != api.end())
-        by_thread_[it->second->thread].push_back({it->second->start_ns, ns});
-      else if (k.op >= 0 && k.op < static_cast<int64_t>(run.ops.size()))
-        by_thread_[run.ops[k.op].thread].push_back({run.ops[k.op].start_ns, ns});
-      else
-        by_thread_[-1].push_back({k.start_ns, ns});
+      energy::LaunchSite l = sites.Of(k);
+      by_thread_[l.thread].push_back({l.t_ns, k.end_ns - k.start_ns});
     }
     for (auto& [t, v] : by_thread_) {
       std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -51,7 +44,7 @@ class LaunchIndex {
     }
   }
   int64_t Between(int64_t thread, int64_t from, int64_t to) const {
-    return Sum(thread, from, to) + (thread != -1 ? Sum(-1, from, to) : 0);
+    return Sum(thread, from, to) + (thread != energy::kAnyThread ? Sum(energy::kAnyThread, from, to) : 0);
   }
 
  private:

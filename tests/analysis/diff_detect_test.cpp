@@ -5,6 +5,7 @@
 
 #include "analysis/diff/diff.h"
 #include "analysis/diff/regression.h"
+#include "analysis/diff/verdict.h"
 #include "diff_fixture.h"
 
 namespace magneton::analysis {
@@ -120,6 +121,22 @@ TEST(DiffDetect, InconsistentInstancesAreNoise) {
   EXPECT_EQ(f.verdict, Verdict::kNoise);
   EXPECT_NE(f.why.find("not consistent"), std::string::npos) << f.why;
   EXPECT_GT(f.noise_pct, 30);
+}
+
+TEST(DiffDetect, AGroupOfSeveralRegionsHasOneInstancePerRegion) {
+  // The first region's repetitions (a measured pass) would pair up across the
+  // sides, and swamp the other regions in the consistency test.
+  SideCost total, one;
+  one.joules = 1.0;
+  one.instances = {0.9, 1.0, 1.1};  // three repetitions of the first region
+  AddInstance(total, one, 0);
+  EXPECT_EQ(total.instances, (std::vector<double>{0.9, 1.0, 1.1}));  // one region: its repetitions
+  SideCost second;
+  second.joules = 4.0;
+  second.instances = {4.0, 4.0};
+  AddInstance(total, second, 1);
+  EXPECT_EQ(total.instances, (std::vector<double>{1.0, 4.0}));
+  EXPECT_DOUBLE_EQ(total.joules, 5.0);
 }
 
 TEST(DiffDetect, TinyGroupsAreNoise) {

@@ -90,6 +90,26 @@ TEST(DiffHostCpu, SpinningSideIsWasteFromCpuTimeWhileGpuEnergyIsEqual) {
   EXPECT_EQ(f->rules[0].id, "host-busy-wait");
 }
 
+TEST(DiffHostCpu, MagnetonsOwnThreadsAreLeftOut) {
+  Pair p = Conv1DPair(4, 1, 1.0, 1.0);
+  AddProcfs(p.a.b.run, 0.02);
+  AddProcfs(p.b.b.run, 0.02);
+  // a's NVML sampler thread reads the energy counter (milliseconds a read): busy, but not the program.
+  magneton::Run& a = p.a.b.run;
+  SensorSeries own = a.series[1];
+  own.id = static_cast<int64_t>(a.series.size());
+  own.sensor = "cpu.time.thread.4250.mgt-nvml";
+  for (auto& v : own.value) v *= 15;  // 0.3 of a core
+  for (size_t i = 0; i < own.value.size(); ++i) a.series[0].value[i] += own.value[i];
+  a.series.push_back(own);
+  HostCpuUse use = MeasureHostCpu(a, 1);
+  double wall = (a.info.end_ns - a.info.start_ns) * 1e-9;
+  EXPECT_NEAR(use.own_s, 0.98 * 0.02 * 15 * wall, 1e-9);
+  EXPECT_NEAR(use.cpu_s, 0.02 * wall, 1e-9);
+  EXPECT_EQ(use.busiest_thread, "pt_main_thread (tid 4242)");
+  EXPECT_EQ(HostFinding(DiffPair(p)), nullptr);  // without leaving it out: 16x b's CPU time
+}
+
 TEST(DiffHostCpu, SmallOrBelowThresholdDifferencesMakeNoFinding) {
   Pair p = Conv1DPair(4, 1, 1.0, 1.0);
   AddProcfs(p.a.b.run, 0.06);  // 3x the CPU time, but 0.04 of a core: bookkeeping
@@ -99,6 +119,16 @@ TEST(DiffHostCpu, SmallOrBelowThresholdDifferencesMakeNoFinding) {
   AddProcfs(q.a.b.run, 1.05);  // 5% more than b: under the 10% threshold
   AddProcfs(q.b.b.run, 1.00);
   EXPECT_EQ(HostFinding(DiffPair(q)), nullptr);
+}
+
+TEST(DiffHostCpu, SlowerKernelsKeepingTheHostWaitingAreNotHostWaste) {
+  // b's kernels take twice as long (TF32 off, say), and its thread spins on them
+  // under CUDA's default wait: its CPU time follows the device time.
+  Pair p = Conv1DPair(4, 1, 2.0, 2.0);
+  AddProcfs(p.a.b.run, 0.40);
+  AddProcfs(p.b.b.run, 0.95);
+  EXPECT_GT(MeasureHostCpu(p.b.b.run, 1).device_s, 1.5 * MeasureHostCpu(p.a.b.run, 1).device_s);
+  EXPECT_EQ(HostFinding(DiffPair(p)), nullptr);
 }
 
 TEST(DiffHostCpu, NeedsCpuTimeOnBothSidesAndAgreeingOutputs) {

@@ -82,9 +82,16 @@ def test_ground_truth_overrides_the_expectation():
     assert row["truth"] == "efficient" and row["match"] == "no"
     row = _assess("pytorch-141210", doc, gt={"truth": "wasteful"})
     assert row["truth_source"] == "ground truth" and row["match"] == "yes"
-    # Measured no difference: a waste finding is then a false positive.
+    # Measured no difference end to end: waste findings that save 16.7% of the run are a false positive...
     row = _assess("pytorch-141210", doc, gt={"truth": "none"})
-    assert row["match"] == "no"
+    assert row["match"] == "no" and "16.7% of the run" in row["why"]
+    # ... while a real but small region (0.2% of the run, under the 5% margin) agrees with it.
+    small = copy.deepcopy(doc)
+    small["summary"]["saved_pct_of_run"] = 0.2
+    row = _assess("pytorch-141210", small, gt={"truth": "none", "ratio_cv": 0.006})
+    assert row["match"] == "yes" and "0.2% of the run" in row["why"]
+    # The margin widens with the ground truth's spread: 3 x 6% = 18%, above the 16.7%.
+    assert _assess("pytorch-141210", doc, gt={"truth": "none", "ratio_cv": 0.06})["match"] == "yes"
     doc["findings"] = [doc["findings"][0]]
     assert _assess("pytorch-141210", doc, gt={"truth": "none"})["match"] == "yes"
 

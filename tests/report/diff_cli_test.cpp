@@ -70,6 +70,19 @@ TEST(DiffCli, SameProgramTwiceExitsZero) {
   EXPECT_NE(r.out.find("no waste found"), std::string::npos);
 }
 
+// A C++ engine recorded by `magneton record` (no operators): matched by NVTX range.
+TEST(DiffCli, RunsWithoutOperatorsAreDiffedByNvtxRange) {
+  const std::string runs = std::string(MAGNETON_TEST_DATA) + "/../../cases/cublas-engine/runs/";
+  if (!fs::exists(runs + "wasteful.mgt") || !fs::exists(runs + "efficient.mgt"))
+    GTEST_SKIP() << runs << " does not hold the cublas-engine recordings";
+  Result r = Magneton("diff " + runs + "wasteful.mgt " + runs + "efficient.mgt --color never");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("matched by NVTX range name"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[kernels]"), std::string::npos) << r.out;
+  Result same = Magneton("diff " + runs + "wasteful.mgt " + runs + "wasteful.mgt --color never");
+  EXPECT_EQ(same.code, 0) << same.out << same.err;
+}
+
 TEST(DiffCli, JsonFollowsTheSchema) {
   Result r = Magneton("diff " + Pair("gelu_new", "gelu_fused") + " --json");
   EXPECT_EQ(r.code, 1);

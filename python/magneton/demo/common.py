@@ -15,7 +15,10 @@ def parse_args(doc: str, variants: tuple[str, ...]) -> argparse.Namespace:
     p.add_argument("--measured", required=True, help="run file of the measured pass")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     p.add_argument("--iterations", type=int, default=0,
-                   help="iterations in the measured pass (default: 20 on a GPU, 5 on the CPU)")
+                   help="iterations in the measured pass (default: about 1 s of them, at least 20, on a GPU; "
+                        "5 on the CPU)")
+    p.add_argument("--no-replay", action="store_true",
+                   help="on a GPU, do not replay the operators the variants differ in (docs/energy.md, Replay)")
     p.add_argument("--size", choices=("auto", "tiny", "small", "full"), default="auto",
                    help="model size: full on a GPU, small on the CPU, tiny for test fixtures")
     p.add_argument("--seed", type=int, default=0)
@@ -38,24 +41,42 @@ def say(msg: str) -> None:
     print(f"  {msg}", flush=True)
 
 
-def record_passes(args, step, device: str, what: str) -> None:
+# GPU replay: the keys of the operators the variants differ in, at most this long in all.
+REPLAY_BUDGET_S = 90.0
+
+
+def record_passes(args, step, device: str, what: str, replay_ops: tuple[str, ...] = ()) -> None:
     """Warms up, then records one iteration with fingerprints (args.out) and
     `iterations` iterations without them, with every energy sensor there is
-    (args.measured)."""
+    (args.measured). On a GPU the measured pass lasts about a second (NVML's
+    counter updates every ~100 ms: a shorter pass leaves the diff comparing
+    time), and `replay_ops` are replayed after the recording pass: sub-
+    millisecond operators whose energy differs by more than their time (a
+    GEMM kernel drawing more power) cannot be told apart by attribution."""
     import torch
 
     import magneton
 
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    iterations = args.iterations or (20 if device == "cuda" else 5)
     with torch.no_grad():
         for _ in range(3):  # warm-up: allocator, cuBLAS handles, autotuning
             step()
         sync()
-        t0 = time.perf_counter()
-        with magneton.record(args.out, fingerprints=True, overwrite=True):
+        iterations = args.iterations
+        if not iterations and device == "cuda":
+            t0 = time.perf_counter()
             step()
-        say(f"{what}: recording pass (fingerprints) {time.perf_counter() - t0:.1f} s -> {args.out}")
+            sync()
+            iterations = max(20, int(1.0 / max(time.perf_counter() - t0, 1e-4)) + 1)
+        iterations = iterations or 5
+        options = {"fingerprints": True, "overwrite": True}
+        if device == "cuda" and replay_ops and not args.no_replay:
+            options["replay"] = {"ops": list(replay_ops), "budget_s": REPLAY_BUDGET_S}
+        t0 = time.perf_counter()
+        with magneton.record(args.out, **options):
+            step()
+        replayed = " and replay of " + ", ".join(replay_ops) if "replay" in options else ""
+        say(f"{what}: recording pass (fingerprints){replayed} {time.perf_counter() - t0:.1f} s -> {args.out}")
         t0 = time.perf_counter()
         rec = magneton.record(args.measured, energy="auto", overwrite=True)
         with rec:

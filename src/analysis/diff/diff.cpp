@@ -60,7 +60,7 @@ RunSummary Summarize(const Run& run, const CostModel& cost, const energy::Attrib
   s.joules = whole.joules;
   s.seconds = whole.seconds;
   s.iterations = Iterations(run, o);
-  s.ops = static_cast<int64_t>(run.ops.size());
+  s.ops = std::count_if(run.ops.begin(), run.ops.end(), [](const Op& op) { return op.framework != "nvtx"; });
   s.kernels = static_cast<int64_t>(run.kernels.size());
   for (const auto& d : run.devices) s.devices.push_back(fmt::format("{} {}", d.kind, d.name));
   for (const auto& d : energy.devices) {
@@ -281,10 +281,11 @@ Groups GroupRegions(const Run& a, const Run& b, const CostModel& ca, const CostM
     cost_a.instances.resize(n);
     cost_b.instances.resize(n);
     Finding& f = g.findings[gi];
+    f.outputs_compared = !match.by_range_name;
     f.regions.push_back(r.id);
     f.output_rel_diff = std::max(f.output_rel_diff, r.output_rel_diff);
-    AddInstance(f.a, cost_a);
-    AddInstance(f.b, cost_b);
+    AddInstance(f.a, cost_a, f.regions.size() - 1);
+    AddInstance(f.b, cost_b, f.regions.size() - 1);
     g.of_region.push_back(gi);
     if (double c = std::max(cost_a.cost(), cost_b.cost()); c > g.representative_cost[gi]) {
       g.representative_cost[gi] = c;
@@ -343,17 +344,18 @@ void Rank(DiffReport& report, Groups& g) {
   for (size_t i = 0; i < report.regions.size(); ++i) report.regions[i].finding = new_index[g.of_region[i]];
 }
 
-// Kernels linked to no operator carry energy that no region holds: say so,
-// since regions then look cheaper than they are (0 J when none is linked).
-void NoteUnlinkedKernels(const DiffInput& in, char side, std::vector<std::string>& notes) {
+// Kernels linked to no operator (or launched outside every NVTX range, when
+// ranges are the regions) carry energy that no region holds: say so, since
+// regions then look cheaper than they are (0 J when none is linked).
+void NoteUnlinkedKernels(const DiffInput& in, char side, bool by_range, std::vector<std::string>& notes) {
   const Run& run = in.measured ? *in.measured : *in.run;
   if (run.ops.empty()) return;
   int64_t unlinked = 0;
   for (const auto& k : run.kernels) unlinked += k.op == kNone;
   if (unlinked * 20 <= static_cast<int64_t>(run.kernels.size())) return;  // under 5%
-  notes.push_back(fmt::format("run {}: {} of {} kernels{} are linked to no operator: their time and energy are in "
-                              "no region",
-                              side, unlinked, run.kernels.size(), in.measured ? " of its measured pass" : ""));
+  notes.push_back(fmt::format("run {}: {} of {} kernels{} {}: their time and energy are in no region", side, unlinked,
+                              run.kernels.size(), in.measured ? " of its measured pass" : "",
+                              by_range ? "were launched outside every NVTX range" : "are linked to no operator"));
 }
 
 // The run-level host CPU comparison (host_cpu.h), from the passes the costs
@@ -366,7 +368,9 @@ void AddHostCpuFinding(const DiffInput& in_a, const DiffInput& in_b, const CostM
   const Run& rb = in_b.measured ? *in_b.measured : *in_b.run;
   auto f = HostCpuFinding(MeasureHostCpu(ra, ca.measured_repeats()), MeasureHostCpu(rb, cb.measured_repeats()), report,
                           ComparableKeys(*in_a.run, *in_b.run, report.config), options);
-  if (f) findings.push_back(std::move(*f));
+  if (!f) return;
+  f->outputs_compared = !report.matched_by_range;
+  findings.push_back(std::move(*f));
 }
 
 }  // namespace
@@ -386,8 +390,9 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
   std::unique_ptr<CostModel> ma, mb;
   MAGNETON_RETURN_IF_ERROR(UseMeasuredPasses(in_a, 'a', ca, ma, report.notes));
   MAGNETON_RETURN_IF_ERROR(UseMeasuredPasses(in_b, 'b', cb, mb, report.notes));
-  NoteUnlinkedKernels(in_a, 'a', report.notes);
-  NoteUnlinkedKernels(in_b, 'b', report.notes);
+  report.matched_by_range = matched.by_range_name;
+  NoteUnlinkedKernels(in_a, 'a', report.matched_by_range, report.notes);
+  NoteUnlinkedKernels(in_b, 'b', report.matched_by_range, report.notes);
   report.a = Summarize(a, ca, in_a.measured ? *in_a.measured_energy : *in_a.energy, options);
   report.b = Summarize(b, cb, in_b.measured ? *in_b.measured_energy : *in_b.energy, options);
   ChooseUnit(report, ca, cb, in_a.measured ? *in_a.measured_energy : *in_a.energy,
@@ -399,6 +404,12 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
         fmt::format("the runs ran {} and {} iterations: savings are per iteration of run a",
                     report.a.iterations, report.b.iterations));
   report.config = ConfigDiff(a, b);
+  for (auto [side, run] : {std::pair{'a', &a}, std::pair{'b', &b}})
+    if (run->config.empty())
+      report.notes.push_back(fmt::format(
+          "run {} holds no configuration snapshot (none is recorded for a program without a framework): no "
+          "configuration key can be named as a cause",
+          side));
   MatchResult match = matched;
   if (int fused = MergeFusedRegions(a, b, ca, cb, match))
     report.notes.push_back(fmt::format(
@@ -427,9 +438,10 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
   report.unmatched_ops_a = static_cast<int64_t>(match.unmatched_a.size());
   report.unmatched_ops_b = static_cast<int64_t>(match.unmatched_b.size());
   if (match.regions.empty())
-    report.notes.push_back(
-        "no regions matched: record both runs with fingerprints (magneton.record(..., "
-        "fingerprints=True)) on the same inputs");
+    report.notes.push_back(match.by_range_name
+                               ? "no regions matched: no NVTX range path that both runs have holds device work"
+                               : "no regions matched: record both runs with fingerprints (magneton.record(..., "
+                                 "fingerprints=True)) on the same inputs");
 
   int64_t iterations = std::max<int64_t>(1, report.a.iterations);
   for (size_t gi = 0; gi < g.findings.size(); ++gi) {

@@ -42,7 +42,7 @@ struct RunSummary {
   double joules = kUnmeasured;   // whole-run energy (all devices)
   double seconds = 0;            // recording window
   int64_t iterations = 1;
-  int64_t ops = 0, kernels = 0;
+  int64_t ops = 0, kernels = 0;             // ops: recorded operators (not NVTX-derived ones)
   std::vector<std::string> devices;         // "gpu NVIDIA H200", "cpu"
   std::vector<std::string> energy_methods;  // per device: how its energy was obtained
   int64_t measured_repeats = 0;             // >0: costs from a measured pass repeating the ops this often
@@ -72,6 +72,7 @@ struct DiffReport {
   double matched_share_a = 0, matched_share_b = 0;  // of the whole run's cost, in regions
   double host_time_ratio = 1;                       // b's host times were divided by this (1: not normalized)
   bool host_time_only = false;      // costs are CPU wall times of operators (no energy, no kernels)
+  bool matched_by_range = false;    // regions are NVTX range paths matched by name (range_regions.h)
   std::vector<ConfigDelta> config;  // every key that differs between the snapshots
   std::vector<std::string> notes;   // what could not be measured, fallbacks taken
 
@@ -98,6 +99,8 @@ DiffReport Diff(const Run& a, const Run& b, const MatchResult& match, const ener
                 const energy::Attribution& energy_b, const DiffOptions& options);
 
 // Matches (MatchRuns) and attributes (Attribute), then Diff. measured_a/b may be null.
+// Runs with kernels and NVTX ranges but no operator values are matched by
+// range name instead (range_regions.h).
 Result<DiffReport> DiffRuns(const Run& a, const Run& b, const Run* measured_a, const Run* measured_b,
                             const DiffOptions& options);
 

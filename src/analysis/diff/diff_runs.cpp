@@ -2,10 +2,38 @@
 // attribution (tests hand it a MatchResult and Attributions they build).
 #include "analysis/diff/diff.h"
 
+#include <optional>
+
+#include "analysis/diff/range_regions.h"
+
 namespace magneton::analysis {
+namespace {
+
+// Runs without operator values: their NVTX ranges are the ops (range_regions.h).
+Result<DiffReport> DiffRanges(const Run& a, const Run& b, const Run* measured_a, const Run* measured_b,
+                              const DiffOptions& options) {
+  RangeRun ra = WithRangeOps(a), rb = WithRangeOps(b);
+  std::optional<RangeRun> ma, mb;
+  if (measured_a) ma = WithRangeOps(*measured_a);
+  if (measured_b) mb = WithRangeOps(*measured_b);
+  MatchResult match = MatchRanges(ra.run, rb.run);
+  energy::Attribution ea = energy::Attribute(ra.run), eb = energy::Attribute(rb.run);
+  energy::Attribution mea, meb;
+  if (ma) mea = energy::Attribute(ma->run);
+  if (mb) meb = energy::Attribute(mb->run);
+  auto report = Diff(DiffInput{&ra.run, &ea, ma ? &ma->run : nullptr, &mea},
+                     DiffInput{&rb.run, &eb, mb ? &mb->run : nullptr, &meb}, match, options);
+  if (!report.ok()) return report;
+  auto notes = RangeNotes(ra, rb, match);
+  report->notes.insert(report->notes.begin(), notes.begin(), notes.end());
+  return report;
+}
+
+}  // namespace
 
 Result<DiffReport> DiffRuns(const Run& a, const Run& b, const Run* measured_a, const Run* measured_b,
                             const DiffOptions& options) {
+  if (MatchesByRanges(a, b)) return DiffRanges(a, b, measured_a, measured_b, options);
   MatchOptions match_options;
   match_options.tolerance = options.match_tolerance;
   MatchResult match = MatchRuns(a, b, match_options);

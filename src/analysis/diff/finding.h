@@ -104,6 +104,7 @@ struct Finding {
   double saved_per_iteration = 0;  // J per iteration (s when unmeasured) by switching to the lean side
   double saved_pct_of_run = 0;     // saved as % of the costly run's whole cost
   double output_rel_diff = 0;      // largest relative fingerprint difference of outputs
+  bool outputs_compared = true;    // false: matched by NVTX range name, no values recorded
   double noise_pct = 0;            // spread of the per-instance ratio, % (0: one instance)
   std::string why;                 // why this verdict, one line
   std::vector<Evidence> evidence;  // strongest first; evidence[0].kind is the finding's class

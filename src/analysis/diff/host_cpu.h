@@ -22,10 +22,13 @@ struct HostCpuUse {
   bool recorded = false;         // the run has the process's cpu.time series
   double cpu_s = 0;              // CPU time of the process
   double wall_s = 0;             // the window's wall time
+  double device_s = 0;           // kernel time on the devices (0: no kernels recorded)
   double rapl_j = kUnmeasured;      // CPU-package energy measured (RAPL), when the run has it
   double estimate_j = kUnmeasured;  // CPU time x watts per core, when the run has the estimate
   std::string busiest_thread;    // "python (tid 1234)"
   double busiest_s = 0;          // that thread's CPU time
+  double own_s = 0;              // Magneton's own threads ("mgt-*"): left out of cpu_s
+  double repeats = 1;            // repetitions the figures above are divided by
   std::vector<NamedCount> syncs;  // blocking synchronization API calls (cudaEventSynchronize, ...)
 };
 
@@ -40,7 +43,10 @@ HostCpuUse MeasureHostCpu(const Run& run, int64_t repeats);
 // trade-off (spinning can buy latency). Its energy is RAPL's when both sides
 // measured it, else the estimate. nullopt when there is nothing to say:
 // CPU time not recorded on a side, no kernels (CPU-only runs: region times
-// already are host time), no matched region, or too small a difference.
+// already are host time), no matched region, too small a difference, or
+// different device work (kernel time apart by the threshold: a host waiting
+// longer for slower kernels is their finding, not the host's), or Magneton's
+// own threads told apart on one side only.
 // `config`: the differing configuration keys both runs could have set.
 std::optional<Finding> HostCpuFinding(const HostCpuUse& a, const HostCpuUse& b, const DiffReport& report,
                                       const std::vector<ConfigDelta>& config, const DiffOptions& options);

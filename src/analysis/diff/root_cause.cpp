@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "analysis/diff/call_site.h"
@@ -130,9 +131,11 @@ void AddDelta(std::vector<ParamDelta>& out, const std::string& subject, const st
   out.push_back({subject, param, va, vb});
 }
 
-std::vector<ParamDelta> LayoutDeltas(const RegionSide& a, const std::vector<int64_t>& wa, const RegionSide& b,
-                                     const std::vector<int64_t>& wb) {
-  std::vector<ParamDelta> out;
+// Calls fn(op name, input index, a's tensor, b's tensor) for each input of
+// the ops the two sides share, the i-th call of a name paired with the i-th.
+template <class Fn>
+void ForEachPairedInput(const RegionSide& a, const std::vector<int64_t>& wa, const RegionSide& b,
+                        const std::vector<int64_t>& wb, Fn fn) {
   using Named = std::pair<std::string, int64_t>;
   auto named = [](const Run& run, const std::vector<int64_t>& ops) {
     std::vector<Named> v;
@@ -141,26 +144,30 @@ std::vector<ParamDelta> LayoutDeltas(const RegionSide& a, const std::vector<int6
   };
   for (auto [na, nb] :
        PairByName(named(*a.run, wa), named(*b.run, wb), [](const Named& n) { return n.first; })) {
-    int64_t ia = na.second, ib = nb.second;
-    const Op& oa = a.run->ops[ia];
-    const Op& ob = b.run->ops[ib];
-    size_t n = std::min(oa.inputs.size(), ob.inputs.size());
-    for (size_t i = 0; i < n; ++i) {
+    const Op& oa = a.run->ops[na.second];
+    const Op& ob = b.run->ops[nb.second];
+    for (size_t i = 0; i < std::min(oa.inputs.size(), ob.inputs.size()); ++i) {
       auto ta = oa.inputs[i], tb = ob.inputs[i];
       if (ta < 0 || tb < 0 || ta >= static_cast<int64_t>(a.run->tensors.size()) ||
           tb >= static_cast<int64_t>(b.run->tensors.size()))
         continue;
-      const Tensor& x = a.run->tensors[ta];
-      const Tensor& y = b.run->tensors[tb];
-      std::string subject = fmt::format("{} input {}", oa.name, i);
-      AddDelta(out, subject, "dtype", x.dtype, y.dtype);
-      AddDelta(out, subject, "shape", Dims(x.shape), Dims(y.shape));
-      if (!x.strides.empty() && !y.strides.empty()) {
-        AddDelta(out, subject, "strides", Dims(x.strides), Dims(y.strides));
-        AddDelta(out, subject, "contiguous", IsContiguous(x) ? "yes" : "no", IsContiguous(y) ? "yes" : "no");
-      }
+      fn(oa.name, i, a.run->tensors[ta], b.run->tensors[tb]);
     }
   }
+}
+
+std::vector<ParamDelta> LayoutDeltas(const RegionSide& a, const std::vector<int64_t>& wa, const RegionSide& b,
+                                     const std::vector<int64_t>& wb) {
+  std::vector<ParamDelta> out;
+  ForEachPairedInput(a, wa, b, wb, [&](const std::string& op, size_t i, const Tensor& x, const Tensor& y) {
+    std::string subject = fmt::format("{} input {}", op, i);
+    AddDelta(out, subject, "dtype", x.dtype, y.dtype);
+    AddDelta(out, subject, "shape", Dims(x.shape), Dims(y.shape));
+    if (!x.strides.empty() && !y.strides.empty()) {
+      AddDelta(out, subject, "strides", Dims(x.strides), Dims(y.strides));
+      AddDelta(out, subject, "contiguous", IsContiguous(x) ? "yes" : "no", IsContiguous(y) ? "yes" : "no");
+    }
+  });
   return out;
 }
 
@@ -178,6 +185,41 @@ std::vector<ParamDelta> LaunchDeltas(const std::vector<const Kernel*>& ka,
     AddDelta(out, subject, "dynamic_smem", std::to_string(x->dynamic_smem), std::to_string(y->dynamic_smem));
   }
   return out;
+}
+
+int64_t Elements(const Tensor& t) {
+  int64_t n = 1;
+  for (auto d : t.shape) n *= d;
+  return n;
+}
+
+// The same operators given more elements on the costly side, for outputs that
+// match: work whose results the region does not keep (an LM head over every
+// prompt position when only the last one is used). This explains different
+// kernels better than any configuration key, so it comes before them.
+std::optional<Evidence> MoreWork(const RegionSide& a, const std::vector<int64_t>& wa, const RegionSide& b,
+                                 const std::vector<int64_t>& wb, char costly) {
+  char lean = costly == 'a' ? 'b' : 'a';
+  std::optional<Evidence> e;
+  double worst = 1;
+  ForEachPairedInput(a, wa, b, wb, [&](const std::string& op, size_t i, const Tensor& ta, const Tensor& tb) {
+    const Tensor& hi = costly == 'a' ? ta : tb;
+    const Tensor& lo = costly == 'a' ? tb : ta;
+    int64_t nh = Elements(hi), nl = Elements(lo);
+    if (hi.shape.empty() || lo.shape.empty() || nl <= 0 || nh <= nl) return;
+    if (!e) e.emplace().kind = EvidenceClass::kLaunch;
+    std::string subject = fmt::format("{} input {}", op, i);
+    AddDelta(e->params, subject, "shape", Dims(ta.shape), Dims(tb.shape));
+    AddDelta(e->params, subject, "elements", std::to_string(Elements(ta)), std::to_string(Elements(tb)));
+    double ratio = static_cast<double>(nh) / static_cast<double>(nl);
+    if (ratio <= worst) return;
+    worst = ratio;
+    e->summary = fmt::format(
+        "same operators on more data: {} input {} is {} on {} against {} on {} ({:.3g}x the elements) for "
+        "outputs that match: work whose results the region does not keep",
+        op, i, Dims(hi.shape), costly, Dims(lo.shape), lean, ratio);
+  });
+  return e;
 }
 
 // The first op on a side whose name the other side lacks (else its first op).
@@ -340,12 +382,17 @@ RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
     rc.evidence.push_back(std::move(e));
   }
 
+  if (rc.evidence.empty())
+    if (auto more = MoreWork(a, wa, b, wb, costly)) rc.evidence.push_back(std::move(*more));
+
   if (!only_k_a.empty() || !only_k_b.empty()) {
     Evidence e;
     e.kind = EvidenceClass::kKernels;
-    e.summary = rc.evidence.empty()
-                    ? fmt::format("same operators, different kernels: a launches {}, b launches {}",
-                                  Names(only_k_a), Names(only_k_b))
+    // Regions of runs without operators are NVTX ranges (range_regions.h).
+    bool ranges = !wa.empty() && a.run->ops[wa.front()].framework == "nvtx";
+    e.summary = rc.evidence.empty() || rc.evidence.front().kind == EvidenceClass::kLaunch
+                    ? fmt::format("same {}, different kernels: a launches {}, b launches {}",
+                                  ranges ? "NVTX range" : "operators", Names(only_k_a), Names(only_k_b))
                     : fmt::format("different kernels: a launches {}, b launches {}", Names(only_k_a),
                                   Names(only_k_b));
     e.only_a = std::move(only_k_a);

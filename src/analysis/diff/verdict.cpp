@@ -21,11 +21,14 @@ double HostSpeedRatio(const std::vector<SideCost>& a, const std::vector<SideCost
   return std::exp(logs[logs.size() / 2]);
 }
 
-void AddInstance(SideCost& total, const SideCost& one) {
-  if (total.instances.empty()) {
-    total = one;
+void AddInstance(SideCost& total, const SideCost& one, size_t regions_before) {
+  if (regions_before == 0) {
+    total = one;  // one region: its instances are its repetitions in the measured pass
     return;
   }
+  // Several regions: one instance each. A region's repetitions would pair up
+  // with the other side's only for the first region, and swamp the rest.
+  if (regions_before == 1) total.instances = {total.cost()};
   total.seconds += one.seconds;
   if (!std::isnan(total.joules) && !std::isnan(one.joules))
     total.joules += one.joules;
@@ -84,10 +87,12 @@ void Judge(Finding& f, double whole_costly, const DiffOptions& o, bool energy) {
                         f.cost_delta_pct, what, f.output_rel_diff * 100, o.output_tolerance * 100);
   } else {
     f.verdict = Verdict::kWaste;
-    f.why = energy ? fmt::format("{:.1f}% more energy, time {:+.1f}%, outputs agree within {:.2g}%",
-                                 f.cost_delta_pct, f.time_delta_pct, f.output_rel_diff * 100)
-                   : fmt::format("{:.1f}% more time (energy unmeasured), outputs agree within {:.2g}%",
-                                 f.cost_delta_pct, f.output_rel_diff * 100);
+    std::string outputs = f.outputs_compared
+                              ? fmt::format("outputs agree within {:.2g}%", f.output_rel_diff * 100)
+                              : std::string(kOutputsNotCompared);
+    f.why = energy ? fmt::format("{:.1f}% more energy, time {:+.1f}%, {}", f.cost_delta_pct, f.time_delta_pct,
+                                 outputs)
+                   : fmt::format("{:.1f}% more time (energy unmeasured), {}", f.cost_delta_pct, outputs);
   }
 }
 

@@ -9,8 +9,14 @@
 
 namespace magneton::analysis {
 
-// Adds one region's cost to a group's total; its instances are appended.
-void AddInstance(SideCost& total, const SideCost& one);
+// What a verdict says of regions matched by NVTX range name (no values recorded).
+inline constexpr const char* kOutputsNotCompared =
+    "outputs not compared: the runs hold no values; matched by NVTX range name";
+
+// Adds one region's cost to a group's total (`regions_before` regions in it
+// so far). The instances of a one-region group are that region's repetitions
+// in the measured pass; a group of several regions has one instance each.
+void AddInstance(SideCost& total, const SideCost& one, size_t regions_before);
 
 // Sets verdict, why, cost and time deltas and noise_pct of `f` (whose a, b,
 // costly and output_rel_diff are set). `whole_costly`: the costlier run's

@@ -36,6 +36,9 @@ struct MatchResult {
   std::vector<int64_t> unmatched_a, unmatched_b;
   std::vector<std::pair<int64_t, int64_t>> tensor_pairs;  // equivalent cut-point tensors (a, b)
   MatchStats stats;
+  // Regions are NVTX ranges paired by name (diff/range_regions.h), not by
+  // values: their outputs were never compared.
+  bool by_range_name = false;
 };
 
 struct MatchOptions {

@@ -1,5 +1,7 @@
 #include "capture/cupti/bounded_call.h"
 
+#include "core/thread_name.h"
+
 #include <atomic>
 #include <condition_variable>
 #include <memory>
@@ -25,6 +27,7 @@ bool RunWithin(std::function<void()> fn, std::chrono::milliseconds limit) {
   auto done = std::make_shared<Done>();
   try {
     std::thread([done, fn = std::move(fn)] {
+      NameThisThread("bounded");
       try {
         fn();
       } catch (...) {

@@ -23,6 +23,7 @@
 #include "capture/cupti/stack_table.h"
 #include "capture/cupti/tracer.h"
 #include "core/store.h"
+#include "core/thread_name.h"
 #include "energy/clock.h"
 
 namespace magneton::capture {
@@ -218,7 +219,10 @@ Status Tracer::Init() {
     std::lock_guard<std::mutex> lock(gate_mu_);
     if (gate_.active()) MAGNETON_RETURN_IF_ERROR(SetCollection(true));
   }
-  thread_ = std::thread([this] { DrainLoop(); });
+  thread_ = std::thread([this] {
+    NameThisThread("cupti-drain");
+    DrainLoop();
+  });
   return Status::Ok();
 }
 

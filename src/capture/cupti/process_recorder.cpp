@@ -14,6 +14,7 @@
 #include "capture/cupti/bounded_call.h"
 #include "capture/cupti/record_env.h"
 #include "core/store.h"
+#include "core/thread_name.h"
 #include "energy/clock.h"
 
 namespace magneton::capture {
@@ -149,7 +150,10 @@ std::unique_ptr<ProcessRecorder> ProcessRecorder::Start(const RecordSettings& se
     for (const Stat& s : problems) (void)w->Add(s);
     (void)w->Flush();
   }
-  r->thread_ = std::thread([p = r.get()] { p->WriterLoop(); });
+  r->thread_ = std::thread([p = r.get()] {
+    NameThisThread("rec-writer");
+    p->WriterLoop();
+  });
   return r;
 }
 

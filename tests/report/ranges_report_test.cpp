@@ -1,0 +1,54 @@
+// The reports of a diff matched by NVTX range name (runs without operator
+// values): the cublas-engine case recorded on the H200. The region label is
+// the range path, and every report says that outputs were not compared.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "analysis/diff/diff.h"
+#include "core/store.h"
+#include "report/html.h"
+#include "report/json.h"
+#include "report/table.h"
+
+namespace magneton::report {
+namespace {
+
+const std::string kRuns = std::string(MAGNETON_TEST_DATA) + "/../../cases/cublas-engine/runs/";
+
+TEST(ReportRanges, RangePathsLabelTheFindingsAndOutputsAreNotCompared) {
+  for (const char* f : {"wasteful.mgt", "efficient.mgt"})
+    if (!std::filesystem::exists(kRuns + f)) GTEST_SKIP() << kRuns << f << " is not in the tree";
+  auto a = LoadRun(kRuns + "wasteful.mgt");
+  auto b = LoadRun(kRuns + "efficient.mgt");
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto r = analysis::DiffRuns(*a, *b, nullptr, nullptr, analysis::DiffOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_GT(r->waste_count(), 0);
+
+  TableOptions t;
+  t.path_a = "wasteful.mgt";
+  t.path_b = "efficient.mgt";
+  std::string table = RenderDiffTable(*r, t);
+  EXPECT_NE(table.find("magneton.case/measured > engine/iteration > gemm_chain/layer0"), std::string::npos) << table;
+  EXPECT_NE(table.find("outputs not compared"), std::string::npos);
+  // b ran more iterations in its second: its extra ranges are counted, not compared.
+  EXPECT_NE(table.find("unmatched NVTX ranges: a 0, b "), std::string::npos) << table;
+
+  auto j = DiffToJson(*r, {"wasteful.mgt", "efficient.mgt"});
+  EXPECT_EQ(j["summary"]["matched_by"], "nvtx_range");
+  const auto& top = j["findings"][0];
+  EXPECT_EQ(top["verdict"], "waste");
+  EXPECT_EQ(top["evidence_class"], "kernels");
+  EXPECT_EQ(top["outputs_compared"], false);
+  EXPECT_TRUE(top["output_rel_diff"].is_null());
+  EXPECT_TRUE(j["regions"][0]["output_rel_diff"].is_null());
+  EXPECT_EQ(j["runs"]["a"]["ops"], 0);
+
+  std::string html = RenderHtml(*r, *a, *b, {"wasteful.mgt", "efficient.mgt"});
+  EXPECT_NE(html.find("outputs not compared"), std::string::npos);
+  EXPECT_NE(html.find("<th>NVTX range in a</th>"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace magneton::report
