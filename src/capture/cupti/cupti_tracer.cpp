@@ -179,6 +179,17 @@ Status Tracer::Init() {
   if (!g_active.compare_exchange_strong(expected, this))
     return MakeError(ErrorCode::kUnavailable, "kernel tracing: another CUPTI tracer is already active in this process");
   owns_cupti_ = true;
+  // Under --only-ranges collection is switched on and off from inside CUPTI's
+  // NVTX callbacks; there the per-API selection of `launches`
+  // (cuptiActivityEnableRuntimeApi) recorded no API rows on the H200
+  // (2026-12-04) while whole API kinds did. Without launch records kernels
+  // cannot be placed in the range that launched them, so record every call.
+  if (!options_.only_ranges.empty() && options_.api_calls == ApiCalls::kLaunches) {
+    options_.api_calls = ApiCalls::kAll;
+    pending_stats_.push_back(Stat{"api_launches_recorded_as_all", "info", 1,
+                                  "--only-ranges: every CUDA API call is recorded (--api all), since the "
+                                  "launch-only selection records nothing when switched inside NVTX ranges"});
+  }
   // Timestamps on the run's clock, set before any kind is enabled (CUPTI's rule).
   MAGNETON_RETURN_IF_ERROR(CuptiStatus(cuptiActivityRegisterTimestampCallback(&energy::MagnetonClockNs),
                                        "cuptiActivityRegisterTimestampCallback"));
