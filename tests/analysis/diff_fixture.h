@@ -305,32 +305,37 @@ inline Pair Tf32Pair(int layers, double energy_ratio, double time_ratio) {
   return p;
 }
 
-// A region whose two sides launch the same kernel with a different grid, fed
-// a transposed (non-contiguous) input on side b.
-inline Pair LaunchPair(int instances, double energy_ratio) {
+// `instances` regions of one op each: make(side, is_a) adds the op to a side
+// (with its kernels) and returns {op, input, output}.
+struct OneOp {
+  int64_t op, input, output;
+};
+template <class Make>
+Pair OneOpRegions(int instances, Make make) {
   Pair p;
   for (int i = 0; i < instances; ++i) {
-    int64_t ids[2][3];
-    for (Side* s : {&p.a, &p.b}) {
-      bool is_a = s == &p.a;
-      auto& fb = s->b;
-      int64_t site = fb.Frame("python", "attention", "/work/model.py", 88);
-      int64_t py = s->PyStack({site});
-      int64_t x = is_a ? fb.Tensor({512, 1024}, 0.3) : fb.Tensor({512, 1024}, 0.3, {1, 512});
-      int64_t y = fb.Tensor({512, 1024}, 0.6);
-      int64_t op = fb.Op("aten::gelu", kNone, s->t, 0, py, {x}, {y});
-      s->K("void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl>", op, 200'000,
-           is_a ? 0.1 : 0.1 * energy_ratio, is_a ? 1024 : 4096);
-      fb.run.ops[op].end_ns = s->t;
-      ids[is_a ? 0 : 1][0] = op;
-      ids[is_a ? 0 : 1][1] = x;
-      ids[is_a ? 0 : 1][2] = y;
-    }
-    p.AddRegion({ids[0][0]}, {ids[1][0]}, ids[0][1], ids[1][1], ids[0][2], ids[1][2]);
+    OneOp a = make(p.a, true), b = make(p.b, false);
+    p.AddRegion({a.op}, {b.op}, a.input, b.input, a.output, b.output);
   }
   p.a.Finish(1);
   p.b.Finish(1);
   return p;
+}
+
+// A region whose two sides launch the same kernel with a different grid, fed
+// a transposed (non-contiguous) input on side b.
+inline Pair LaunchPair(int instances, double energy_ratio) {
+  return OneOpRegions(instances, [&](Side& s, bool is_a) {
+    auto& fb = s.b;
+    int64_t py = s.PyStack({fb.Frame("python", "attention", "/work/model.py", 88)});
+    int64_t x = is_a ? fb.Tensor({512, 1024}, 0.3) : fb.Tensor({512, 1024}, 0.3, {1, 512});
+    int64_t y = fb.Tensor({512, 1024}, 0.6);
+    int64_t op = fb.Op("aten::gelu", kNone, s.t, 0, py, {x}, {y});
+    s.K("void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl>", op, 200'000,
+        is_a ? 0.1 : 0.1 * energy_ratio, is_a ? 1024 : 4096);
+    fb.run.ops[op].end_ns = s.t;
+    return OneOp{op, x, y};
+  });
 }
 
 }  // namespace magneton::fixture

@@ -157,28 +157,18 @@ TEST(DiffRootCause, SameKernelsDifferentLaunchAndLayout) {
 // (b): the same aten::mm, different GEMM kernels, and a's input holds 512x the
 // elements for the same outputs.
 TEST(DiffRootCause, SameOperatorsOnMoreDataIsDiscardedWorkNotKernelChoice) {
-  Pair p;
-  for (int i = 0; i < 3; ++i) {
-    int64_t ids[2][3];
-    for (fixture::Side* s : {&p.a, &p.b}) {
-      bool is_a = s == &p.a;
-      auto& fb = s->b;
-      int64_t py = s->PyStack({fb.Frame("python", "next_token_logits", "/work/generate.py", 26)});
-      int64_t x = is_a ? fb.Tensor({4096, 768}, 0.3) : fb.Tensor({8, 768}, 0.3);
-      int64_t w = fb.Tensor({768, 50257}, 0.0);
-      int64_t y = fb.Tensor({8, 50257}, 0.6);
-      int64_t op = fb.Op("aten::mm", kNone, s->t, 0, py, {x, w}, {y});
-      s->K(is_a ? "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8" : "void sgemm_largek_lds64", op,
-           is_a ? 6'000'000 : 80'000, is_a ? 4.0 : 0.05, 132);
-      fb.run.ops[op].end_ns = s->t;
-      ids[is_a ? 0 : 1][0] = op;
-      ids[is_a ? 0 : 1][1] = x;
-      ids[is_a ? 0 : 1][2] = y;
-    }
-    p.AddRegion({ids[0][0]}, {ids[1][0]}, ids[0][1], ids[1][1], ids[0][2], ids[1][2]);
-  }
-  p.a.Finish(1);
-  p.b.Finish(1);
+  Pair p = fixture::OneOpRegions(3, [](fixture::Side& s, bool is_a) {
+    auto& fb = s.b;
+    int64_t py = s.PyStack({fb.Frame("python", "next_token_logits", "/work/generate.py", 26)});
+    int64_t x = is_a ? fb.Tensor({4096, 768}, 0.3) : fb.Tensor({8, 768}, 0.3);
+    int64_t w = fb.Tensor({768, 50257}, 0.0);
+    int64_t y = fb.Tensor({8, 50257}, 0.6);
+    int64_t op = fb.Op("aten::mm", kNone, s.t, 0, py, {x, w}, {y});
+    s.K(is_a ? "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8" : "void sgemm_largek_lds64", op,
+        is_a ? 6'000'000 : 80'000, is_a ? 4.0 : 0.05, 132);
+    fb.run.ops[op].end_ns = s.t;
+    return fixture::OneOp{op, x, y};
+  });
   DiffReport r = DiffPair(p);
   const Finding& f = r.findings.at(0);
   ASSERT_EQ(f.verdict, Verdict::kWaste) << f.why;
