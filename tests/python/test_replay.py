@@ -133,6 +133,21 @@ def test_mismatch_when_recorded_fingerprint_is_wrong(tmp_path):
     assert any(s["name"] == "replay_mismatch" for s in res["stats"])
     stored = {s["key"]: s["status"] for s in magneton.load_run(path)["replays"]}
     assert stored[entries[relu]["key"]] == "mismatch"
+    detail = next(r["detail"] for r in res["results"] if r["name"] == "aten::relu")
+    assert "output 0:" in detail and " vs " in detail, detail  # names the statistic that differs
+
+
+def test_outputs_holding_nan_and_huge_values_agree_with_themselves(tmp_path):
+    # Uninitialized buffers (the output mm hands to resolve_conj) hold NaNs and
+    # values near 3e38: equal outputs must still agree, whatever their scale.
+    x = torch.randn(96, 96)
+    x[3, 5], x[7, 1], x[0, 0] = float("nan"), -3.2e38, 3.1e38
+
+    rec, _ = _record(tmp_path / "nan.mgt", lambda: (torch.neg(x), x.resolve_conj()))
+    results = rec.replay_result["results"]
+    assert {r["name"] for r in results} >= {"aten::neg"}
+    for r in results:
+        assert r["status"] == "ok", r
 
 
 def test_budget_exhaustion(tmp_path):

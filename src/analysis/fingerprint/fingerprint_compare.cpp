@@ -96,12 +96,15 @@ double SpectraDiff(const Dims& da, const Fingerprint& fa, const Dims& db, const 
         best = std::min(best, w);
       } while (best > 0 && std::next_permutation(perm.begin(), perm.begin() + g));
     } else {
+      // Vectors, not the arrays: GCC cannot see g <= kMaxDims through std::sort
+      // and warns of an out-of-bounds access (-Warray-bounds).
+      std::vector<const std::vector<float>*> xa(ga.begin(), ga.begin() + g), xb(gb.begin(), gb.begin() + g);
       auto lead = [](const std::vector<float>* s) { return s->empty() ? 0.0f : (*s)[0]; };
       auto by_lead = [&](auto* x, auto* y) { return lead(x) < lead(y); };
-      std::sort(ga.begin(), ga.begin() + g, by_lead);
-      std::sort(gb.begin(), gb.begin() + g, by_lead);
+      std::sort(xa.begin(), xa.end(), by_lead);
+      std::sort(xb.begin(), xb.end(), by_lead);
       best = 0;
-      for (size_t k = 0; k < g; ++k) best = std::max(best, SpectrumDiff(*ga[k], *gb[k]));
+      for (size_t k = 0; k < g; ++k) best = std::max(best, SpectrumDiff(*xa[k], *xb[k]));
     }
     worst = std::max(worst, best);
     i = j;

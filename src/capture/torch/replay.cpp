@@ -351,24 +351,38 @@ int64_t ReplayCapture::seen() const { return state_->ordinal.load(); }
 
 // ------------------------------------------------------------------ measurement
 
-bool FingerprintsAgree(const Fingerprint& a, const Fingerprint& b, double rtol) {
-  if (a.numel != b.numel) return false;
-  if (a.numel == 0) return true;
+std::string FingerprintDisagreement(const Fingerprint& a, const Fingerprint& b, double rtol) {
+  auto differ = [](const char* what, double x, double y) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "%s %.6g vs %.6g", what, x, y);
+    return std::string(buf);
+  };
+  if (a.numel != b.numel) return differ("numel", static_cast<double>(a.numel), static_cast<double>(b.numel));
+  if (a.numel == 0) return "";
   const double n = static_cast<double>(a.numel);
-  const double scale = std::max({std::fabs(a.l2) / std::sqrt(n), std::fabs(b.l2) / std::sqrt(n),
-                                 std::fabs(a.mean), std::fabs(b.mean), 1e-30});
+  // The values' scale from the finite statistics only: one NaN in the tensor
+  // (uninitialized memory often holds some) makes l2 and mean NaN, and a NaN
+  // scale would make even equal values "differ".
+  double scale = 1e-30;
+  for (double s : {std::fabs(a.l2) / std::sqrt(n), std::fabs(b.l2) / std::sqrt(n), std::fabs(a.mean), std::fabs(b.mean)})
+    if (std::isfinite(s)) scale = std::max(scale, s);
   auto close = [&](double x, double y) {
+    if (x == y) return true;
     if (std::isnan(x) || std::isnan(y)) return std::isnan(x) && std::isnan(y);
-    if (std::isinf(x) || std::isinf(y)) return x == y;
+    if (std::isinf(x) || std::isinf(y)) return false;
     return std::fabs(x - y) <= rtol * scale;
   };
-  if (!close(a.mean, b.mean) || !close(a.stddev, b.stddev) || !close(a.min, b.min) || !close(a.max, b.max))
-    return false;
-  if (!close(a.l1 / n, b.l1 / n) || !close(a.l2 / std::sqrt(n), b.l2 / std::sqrt(n))) return false;
-  if (a.quantiles.size() != b.quantiles.size()) return false;
+  const std::pair<const char*, std::pair<double, double>> stats[] = {
+      {"mean", {a.mean, b.mean}}, {"stddev", {a.stddev, b.stddev}}, {"min", {a.min, b.min}},
+      {"max", {a.max, b.max}},    {"l1/n", {a.l1 / n, b.l1 / n}},   {"l2/sqrt(n)", {a.l2 / std::sqrt(n), b.l2 / std::sqrt(n)}}};
+  for (const auto& [name, v] : stats)
+    if (!close(v.first, v.second)) return differ(name, v.first, v.second);
+  if (a.quantiles.size() != b.quantiles.size())
+    return differ("quantile count", static_cast<double>(a.quantiles.size()), static_cast<double>(b.quantiles.size()));
   for (size_t i = 0; i < a.quantiles.size(); ++i)
-    if (!close(a.quantiles[i], b.quantiles[i])) return false;
-  return true;
+    if (!close(a.quantiles[i], b.quantiles[i]))
+      return differ(("quantile " + std::to_string(i)).c_str(), a.quantiles[i], b.quantiles[i]);
+  return "";
 }
 
 namespace {
@@ -700,16 +714,18 @@ Result<ReplayReport> RunReplay(const std::vector<std::shared_ptr<ReplayEntry>>& 
         }
         Synchronize(e.device);
         std::vector<Fingerprint> got = Fingerprints(OutputTensors(stack, args, e.writes), {});
-        bool agree = got.size() == e.expected.size();
-        for (size_t k = 0; agree && k < got.size(); ++k) {
-          if (e.uninitialized || (e.random && !e.rng_state.defined()))
-            agree = got[k].numel == e.expected[k].numel;
-          else
-            agree = FingerprintsAgree(got[k], e.expected[k], o.fingerprint_rtol);
+        std::string why = got.size() == e.expected.size()
+                              ? ""
+                              : std::to_string(got.size()) + " outputs, recorded " + std::to_string(e.expected.size());
+        for (size_t k = 0; why.empty() && k < got.size(); ++k) {
+          const bool values = !(e.uninitialized || (e.random && !e.rng_state.defined()));
+          why = values ? FingerprintDisagreement(got[k], e.expected[k], o.fingerprint_rtol)
+                       : (got[k].numel == e.expected[k].numel ? "" : "numel differs");
+          if (!why.empty()) why = "output " + std::to_string(k) + ": " + why;
         }
-        if (!agree) {
+        if (!why.empty()) {
           r.m.status = "mismatch";
-          r.detail = "replayed outputs differ from the recorded fingerprints";
+          r.detail = "replayed outputs differ from the recorded fingerprints (" + why + ", replayed vs recorded)";
           ++mismatches;
         }
       }

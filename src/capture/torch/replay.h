@@ -106,7 +106,8 @@ Result<ReplayReport> RunReplay(const std::vector<std::shared_ptr<ReplayEntry>>& 
 // `n` plain calls of `entry` (arguments of written inputs copied once).
 void CallEntry(ReplayEntry& entry, int64_t n);
 
-// Whether two fingerprints agree within `rtol` (of the values' scale).
-bool FingerprintsAgree(const Fingerprint& a, const Fingerprint& b, double rtol);
+// Where two fingerprints disagree beyond `rtol` (of the values' scale), as
+// "stat a vs b"; empty when they agree.
+std::string FingerprintDisagreement(const Fingerprint& a, const Fingerprint& b, double rtol);
 
 }  // namespace magneton::capture
