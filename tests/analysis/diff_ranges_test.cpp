@@ -56,6 +56,11 @@ TEST(DiffRanges, CublasEngineFp32GemmsAreWasteAgainstTf32) {
   EXPECT_FALSE(Noted(*r, "no launch record"));  // --api all: every kernel has its launch
   // b ran more iterations in its second: its extra instances are named, not compared.
   EXPECT_GT(r->unmatched_ops_b, 0);
+  // The engine says nothing of iterations: they are the instances of its outermost repeated range.
+  EXPECT_EQ(r->a.iterations, 175);  // in the measured range; one more ran under engine/warmup
+  EXPECT_GT(r->b.iterations, r->a.iterations);
+  EXPECT_TRUE(Noted(*r, "run a: an iteration is one instance of NVTX range magneton.case/measured > engine/iteration "
+                        "(175 in the run)"));
   EXPECT_TRUE(Noted(*r, "NVTX ranges only in run b"));
 
   // The top finding: the FP32 side wastes, because it launches other kernels.
@@ -97,6 +102,7 @@ TEST(DiffRanges, CublasEngineFp32GemmsAreWasteAgainstTf32) {
     EXPECT_TRUE(Names(lf.evidence.front().only_b, "gemm_f32f32_tf32f32"));
     // Ground truth on the H200 (cases/groundtruth-h200.json): fp32 costs 6.45x the energy.
     EXPECT_NEAR(lf.a.joules / lf.b.joules, 6.45, 1.3) << lf.label;
+    EXPECT_NEAR(lf.saved_per_iteration, (lf.a.cost() - lf.b.cost()) / 175, 1e-9 * lf.a.cost()) << lf.label;
   }
   EXPECT_EQ(layers, 8);
 }
@@ -235,6 +241,21 @@ TEST(DiffRanges, EachRangeCostsTheKernelsLaunchedInItAndNotInItsSubRanges) {
   ASSERT_EQ(f.evidence_class(), EvidenceClass::kKernels);
   EXPECT_EQ(f.evidence.front().all_a.size(), 1u);
   EXPECT_TRUE(Names(f.evidence.front().only_b, "xmma_tf32_gemm"));
+  EXPECT_EQ(r->a.iterations, 3);  // engine/iteration, the outermost repeated path (engine/checksum runs once)
+  EXPECT_EQ(r->b.iterations, 3);
+  EXPECT_NEAR(f.saved_per_iteration, 30e-6, 1e-12);  // time here: no energy; per iteration of a
+  EXPECT_TRUE(Noted(*r, "run b: an iteration is one instance of NVTX range engine/iteration (3 in the run)"));
+  // A count the user gives, or one the run states, wins over the inferred one.
+  DiffOptions given;
+  given.iterations = 1;
+  auto once = DiffRuns(ra, rb, nullptr, nullptr, given);
+  ASSERT_TRUE(once.ok());
+  EXPECT_EQ(once->a.iterations, 1);
+  EXPECT_NEAR(once->findings.front().saved_per_iteration, 90e-6, 1e-12);
+  EXPECT_FALSE(Noted(*once, "an iteration is one instance"));
+  ra.info.extra["iterations"] = "6";
+  EXPECT_EQ(WithRangeOps(ra).run.info.extra.at("iterations"), "6");
+  EXPECT_TRUE(WithRangeOps(ra).iteration_range.empty());
   // The layer that runs the same kernel, and the iteration's own copy, are noise.
   for (const auto& g : r->findings) {
     if (g.label != f.label) {

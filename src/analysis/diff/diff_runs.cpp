@@ -24,6 +24,7 @@ Result<DiffReport> DiffRanges(const Run& a, const Run& b, const Run* measured_a,
   auto report = Diff(DiffInput{&ra.run, &ea, ma ? &ma->run : nullptr, &mea},
                      DiffInput{&rb.run, &eb, mb ? &mb->run : nullptr, &meb}, match, options);
   if (!report.ok()) return report;
+  if (options.iterations > 0) ra.iteration_range.clear(), rb.iteration_range.clear();  // the given count holds
   auto notes = RangeNotes(ra, rb, match);
   report->notes.insert(report->notes.begin(), notes.begin(), notes.end());
   return report;

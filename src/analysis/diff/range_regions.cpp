@@ -191,6 +191,25 @@ RangeRun WithRangeOps(const Run& run) {
     r.ops.push_back(std::move(op));
   }
 
+  if (!run.info.extra.count("iterations")) {
+    std::map<std::string, int64_t> instances;
+    for (const auto& op : r.ops) ++instances[op.name];
+    auto depth = [](const std::string& path) {
+      int64_t n = 0;
+      for (size_t at = path.find(kRangePathSeparator); at != std::string::npos;
+           at = path.find(kRangePathSeparator, at + 1))
+        ++n;
+      return n;
+    };
+    std::tuple<int64_t, int64_t> best{0, 0};  // (-depth, instances): outermost, then most frequent
+    for (const auto& [path, n] : instances)
+      if (n > 1 && (out.iteration_range.empty() || std::tuple{-depth(path), n} > best)) {
+        best = {-depth(path), n};
+        out.iteration_range = path;
+      }
+    if (!out.iteration_range.empty()) r.info.extra["iterations"] = std::to_string(std::get<1>(best));
+  }
+
   // Where work was launched comes from the original run: its ops may say.
   energy::LaunchSites sites(run);
   RangeOwner owner(run);
@@ -245,6 +264,12 @@ std::vector<std::string> RangeNotes(const RangeRun& a, const RangeRun& b, const 
     if (!unmatched->empty())
       notes.push_back(fmt::format("NVTX ranges only in run {} (or more often than in run {}), not compared: {}", side,
                                   other, PathCounts(*run, *unmatched)));
+  for (auto [side, r] : {std::pair{'a', &a}, std::pair{'b', &b}})
+    if (!r->iteration_range.empty())
+      notes.push_back(fmt::format(
+          "run {}: an iteration is one instance of NVTX range {} ({} in the run): savings are per instance of "
+          "it (--iterations N sets the count)",
+          side, r->iteration_range, r->run.info.extra.at("iterations")));
   for (auto [side, r] : {std::pair{'a', &a}, std::pair{'b', &b}})
     if (r->kernels_placed_by_start > 0)
       notes.push_back(fmt::format(

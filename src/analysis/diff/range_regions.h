@@ -30,12 +30,17 @@ bool MatchesByRanges(const Run& a, const Run& b);
 struct RangeRun {
   Run run;  // a copy whose ops are the ranges, in start order; work linked to its range
   int64_t kernels_placed_by_start = 0;  // no launch record: placed where they ran on the device
+  std::string iteration_range;          // the path whose instances are the run's iterations, if inferred
 };
 
 // The run with its ranges as ops (marks, which last no time, left out), its
 // kernels and transfers linked to the innermost range holding their launch
 // (kNone outside every range). Operators, tensors and replays of the original
 // are dropped: the ops now are the ranges.
+// A program without a framework says nothing of its iterations, so when
+// RunInfo has no "iterations" they are inferred: the instances of the
+// outermost range path that repeats (the most frequent one at that depth), set
+// as run.info.extra["iterations"] with the path in iteration_range.
 RangeRun WithRangeOps(const Run& run);
 
 // Pairs the i-th instance of a path in a with the i-th in b (both WithRangeOps
