@@ -59,8 +59,8 @@ TEST(DiffRanges, CublasEngineFp32GemmsAreWasteAgainstTf32) {
   // The engine says nothing of iterations: they are the instances of its outermost repeated range.
   EXPECT_EQ(r->a.iterations, 175);  // in the measured range; one more ran under engine/warmup
   EXPECT_GT(r->b.iterations, r->a.iterations);
-  EXPECT_TRUE(Noted(*r, "run a: an iteration is one instance of NVTX range magneton.case/measured > engine/iteration "
-                        "(175 in the run)"));
+  EXPECT_TRUE(Noted(*r, "an iteration is one instance of NVTX range magneton.case/measured > engine/iteration "
+                        "(175 in run a, " + std::to_string(r->b.iterations) + " in run b)"));
   EXPECT_TRUE(Noted(*r, "NVTX ranges only in run b"));
 
   // The top finding: the FP32 side wastes, because it launches other kernels.
@@ -244,7 +244,7 @@ TEST(DiffRanges, EachRangeCostsTheKernelsLaunchedInItAndNotInItsSubRanges) {
   EXPECT_EQ(r->a.iterations, 3);  // engine/iteration, the outermost repeated path (engine/checksum runs once)
   EXPECT_EQ(r->b.iterations, 3);
   EXPECT_NEAR(f.saved_per_iteration, 30e-6, 1e-12);  // time here: no energy; per iteration of a
-  EXPECT_TRUE(Noted(*r, "run b: an iteration is one instance of NVTX range engine/iteration (3 in the run)"));
+  EXPECT_TRUE(Noted(*r, "an iteration is one instance of NVTX range engine/iteration (3 in run a, 3 in run b)"));
   // A count the user gives, or one the run states, wins over the inferred one.
   DiffOptions given;
   given.iterations = 1;
@@ -256,6 +256,10 @@ TEST(DiffRanges, EachRangeCostsTheKernelsLaunchedInItAndNotInItsSubRanges) {
   ra.info.extra["iterations"] = "6";
   EXPECT_EQ(WithRangeOps(ra).run.info.extra.at("iterations"), "6");
   EXPECT_TRUE(WithRangeOps(ra).iteration_range.empty());
+  auto stated = DiffRuns(ra, rb, nullptr, nullptr, DiffOptions{});
+  ASSERT_TRUE(stated.ok());
+  EXPECT_EQ(stated->a.iterations, 6);
+  EXPECT_TRUE(Noted(*stated, "run b: an iteration is one instance of NVTX range engine/iteration (3 in the run)"));
   // The layer that runs the same kernel, and the iteration's own copy, are noise.
   for (const auto& g : r->findings) {
     if (g.label != f.label) {

@@ -264,12 +264,17 @@ std::vector<std::string> RangeNotes(const RangeRun& a, const RangeRun& b, const 
     if (!unmatched->empty())
       notes.push_back(fmt::format("NVTX ranges only in run {} (or more often than in run {}), not compared: {}", side,
                                   other, PathCounts(*run, *unmatched)));
-  for (auto [side, r] : {std::pair{'a', &a}, std::pair{'b', &b}})
-    if (!r->iteration_range.empty())
-      notes.push_back(fmt::format(
-          "run {}: an iteration is one instance of NVTX range {} ({} in the run): savings are per instance of "
-          "it (--iterations N sets the count)",
-          side, r->iteration_range, r->run.info.extra.at("iterations")));
+  auto count = [](const RangeRun& r) { return r.run.info.extra.at("iterations"); };
+  if (!a.iteration_range.empty() && a.iteration_range == b.iteration_range)
+    notes.push_back(fmt::format(
+        "an iteration is one instance of NVTX range {} ({} in run a, {} in run b): savings are per instance "
+        "of it (--iterations N sets the count)",
+        a.iteration_range, count(a), count(b)));
+  else
+    for (auto [side, r] : {std::pair{'a', &a}, std::pair{'b', &b}})
+      if (!r->iteration_range.empty())
+        notes.push_back(fmt::format("run {}: an iteration is one instance of NVTX range {} ({} in the run)", side,
+                                    r->iteration_range, count(*r)));
   for (auto [side, r] : {std::pair{'a', &a}, std::pair{'b', &b}})
     if (r->kernels_placed_by_start > 0)
       notes.push_back(fmt::format(
