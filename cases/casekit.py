@@ -41,6 +41,32 @@ SIDES = ("wasteful", "efficient")
 TAG = "MAGNETON_CASE "
 
 
+# ----------------------------------------------------------------- run files
+
+# Run files of several MB are committed packed (xz shrinks SQLite run files ~5x):
+# `tar -C cases/<case>/runs -cJf runs.tar.xz *.mgt`, the .mgt files then deleted.
+PACKED_RUNS = "runs.tar.xz"
+
+
+def has_run_files(runs: Path) -> bool:
+    return (runs / "wasteful.mgt").exists() or (runs / PACKED_RUNS).exists()
+
+
+@contextmanager
+def run_files(runs: Path):
+    """The folder holding a case's .mgt files: runs/ itself, or, where they are packed,
+    a temporary folder they are unpacked into for as long as the block runs."""
+    packed = runs / PACKED_RUNS
+    if (runs / "wasteful.mgt").exists() or not packed.exists():
+        yield runs
+        return
+    import tarfile
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="magneton-case-") as tmp, tarfile.open(packed, "r:xz") as tar:
+        tar.extractall(tmp, filter="data")
+        yield Path(tmp)
+
+
 # ----------------------------------------------------------------- loading
 
 def _load(path: Path, name: str):

@@ -124,7 +124,7 @@ def assess(case: str, exp: dict, gt: dict | None, doc: dict | None, error: str, 
     f = top_finding(doc)
     row["finding"] = f
     row["totals"] = run_totals(doc)
-    run_sizes = [p.stat().st_size for p in runs.glob("*.mgt")]
+    run_sizes = [p.stat().st_size for p in [*runs.glob("*.mgt"), *runs.glob("*.tar.xz")]]
     row["run_kib"] = round(sum(run_sizes) / 1024) if run_sizes else None
     if truth == "none":
         # The ground truth is end to end: "none" means the sides differ by less than its margin

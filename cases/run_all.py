@@ -12,7 +12,8 @@ root-cause class, the configuration keys and the operators named.
                                                                     # (cases with only diff.json: read it)
 
 Run files go to cases/<case>/runs/ (one iteration each, small, committed so that
-`magneton diff` on each case runs in CI without a GPU).
+`magneton diff` on each case runs in CI without a GPU; those of several MB packed in
+runs/runs.tar.xz, which --diff-only unpacks to a temporary folder).
 Exit codes: 0 every case ran and matched (or was skipped on this machine), 1 some case failed or
 did not match, 2 bad usage.
 """
@@ -123,13 +124,17 @@ def diff_command(magneton: str, runs: Path, extra: str = "") -> list[str]:
 
 
 def diff_case(runs: Path, args) -> tuple[dict | None, str]:
-    rc, out, err = _run(diff_command(args.magneton, runs, args.diff_args), args.timeout)
+    with casekit.run_files(runs) as files:
+        rc, out, err = _run(diff_command(args.magneton, files, args.diff_args), args.timeout)
     if rc not in (0, 1):  # 1: a finding, by the CLI's convention
         return None, f"magneton diff failed (exit {rc}): {_tail(err or out)}"
     try:
         doc = json.loads(out)
     except json.JSONDecodeError as e:
         return None, f"magneton diff --json printed no JSON ({e}): {_tail(out or err)}"
+    for run in doc.get("runs", {}).values():  # where they stay, not the folder they were unpacked into
+        if isinstance(run, dict) and "path" in run:
+            run["path"] = str(runs / Path(run["path"]).name)
     (runs / "diff.json").write_text(json.dumps(doc, indent=1) + "\n")
     return doc, ""
 
@@ -182,7 +187,7 @@ def main() -> int:
         elif not args.diff_only:
             error = record_case(case, exp, runs, args)
         doc = None
-        if not error and args.diff_only and not (runs / "wasteful.mgt").exists() and (runs / "diff.json").exists():
+        if not error and args.diff_only and not casekit.has_run_files(runs) and (runs / "diff.json").exists():
             doc = findings.load(runs / "diff.json")  # run files too large to commit: the GPU's diff stands
         elif not error:
             doc, error = diff_case(runs, args)
