@@ -716,7 +716,7 @@ Result<ReplayReport> RunReplay(const std::vector<std::shared_ptr<ReplayEntry>>& 
         std::vector<Fingerprint> got = Fingerprints(OutputTensors(stack, args, e.writes), {});
         std::string why = got.size() == e.expected.size()
                               ? ""
-                              : std::to_string(got.size()) + " outputs, recorded " + std::to_string(e.expected.size());
+                              : std::to_string(got.size()) + " vs " + std::to_string(e.expected.size()) + " outputs";
         for (size_t k = 0; why.empty() && k < got.size(); ++k) {
           const bool values = !(e.uninitialized || (e.random && !e.rng_state.defined()));
           why = values ? FingerprintDisagreement(got[k], e.expected[k], o.fingerprint_rtol)
