@@ -152,7 +152,9 @@ TEST(ActivityDump, RecordedFixturesReplay) {
     bool has_device_record = false;
     for (size_t i = 0; i < dump->entries.size(); ++i)
       has_device_record |= dump->record(i)->kind == CUPTI_ACTIVITY_KIND_DEVICE;
-    if (has_device_record) EXPECT_FALSE(p.run.devices[0].name.empty());
+    if (has_device_record) {
+      EXPECT_FALSE(p.run.devices[0].name.empty());
+    }
     std::map<int64_t, const ApiCall*> api;
     for (const auto& a : p.run.api_calls) api[a.correlation] = &a;
     int64_t launched_by_api = 0;

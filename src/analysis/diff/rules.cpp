@@ -6,9 +6,17 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 
 namespace magneton::analysis {
+
+struct CompiledPattern {
+  std::regex re;
+};
+
+bool Pattern::Matches(const std::string& name) const { return std::regex_search(name, re->re); }
+
 namespace {
 
 using nlohmann::json;
@@ -36,8 +44,8 @@ Result<std::vector<Pattern>> ParsePatterns(const json& rule, const char* field, 
                        fmt::format("{}: '{}' holds a non-string pattern", where, field));
     try {
       out.push_back({p.get<std::string>(),
-                     std::regex(p.get<std::string>(),
-                                std::regex::ECMAScript | std::regex::icase | std::regex::optimize)});
+                     std::make_shared<const CompiledPattern>(CompiledPattern{std::regex(
+                         p.get<std::string>(), std::regex::ECMAScript | std::regex::icase | std::regex::optimize)})});
     } catch (const std::regex_error& e) {
       return MakeError(ErrorCode::kInvalidArgument, fmt::format("{}: bad pattern '{}' in '{}': {}", where,
                                                                 p.get<std::string>(), field, e.what()));
@@ -48,7 +56,7 @@ Result<std::vector<Pattern>> ParsePatterns(const json& rule, const char* field, 
 
 bool AnyMatches(const Pattern& p, const std::vector<std::string>& names) {
   return std::any_of(names.begin(), names.end(),
-                     [&](const std::string& n) { return std::regex_search(n, p.re); });
+                     [&](const std::string& n) { return p.Matches(n); });
 }
 
 // Every pattern matches at least one name.
@@ -150,7 +158,7 @@ std::vector<RuleMatch> MatchRules(const std::vector<Rule>& rules, const RuleSubj
     RuleMatch m;
     for (const auto& d : s.config)
       for (const auto& p : rule.config)
-        if (std::regex_search(d.key, p.re)) {
+        if (p.Matches(d.key)) {
           m.steering.push_back(d);
           break;
         }

@@ -3,7 +3,7 @@
 // what to tell the user. Code only evaluates them.
 #pragma once
 
-#include <regex>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,9 +12,12 @@
 
 namespace magneton::analysis {
 
+struct CompiledPattern;  // rules.cpp: <regex> stays out of every file that includes the diff
+
 struct Pattern {
-  std::string text;  // as written in the rule file
-  std::regex re;     // ECMAScript, case-insensitive, searched (not anchored)
+  std::string text;                         // as written in the rule file
+  std::shared_ptr<const CompiledPattern> re;  // ECMAScript, case-insensitive, searched (not anchored)
+  bool Matches(const std::string& name) const;
 };
 
 struct Rule {
