@@ -187,12 +187,6 @@ std::vector<ParamDelta> LaunchDeltas(const std::vector<const Kernel*>& ka,
   return out;
 }
 
-int64_t Elements(const Tensor& t) {
-  int64_t n = 1;
-  for (auto d : t.shape) n *= d;
-  return n;
-}
-
 // The same operators given more elements on the costly side, for outputs that
 // match: work whose results the region does not keep (an LM head over every
 // prompt position when only the last one is used). This explains different
@@ -205,12 +199,12 @@ std::optional<Evidence> MoreWork(const RegionSide& a, const std::vector<int64_t>
   ForEachPairedInput(a, wa, b, wb, [&](const std::string& op, size_t i, const Tensor& ta, const Tensor& tb) {
     const Tensor& hi = costly == 'a' ? ta : tb;
     const Tensor& lo = costly == 'a' ? tb : ta;
-    int64_t nh = Elements(hi), nl = Elements(lo);
+    int64_t nh = hi.numel(), nl = lo.numel();
     if (hi.shape.empty() || lo.shape.empty() || nl <= 0 || nh <= nl) return;
     if (!e) e.emplace().kind = EvidenceClass::kLaunch;
     std::string subject = fmt::format("{} input {}", op, i);
     AddDelta(e->params, subject, "shape", Dims(ta.shape), Dims(tb.shape));
-    AddDelta(e->params, subject, "elements", std::to_string(Elements(ta)), std::to_string(Elements(tb)));
+    AddDelta(e->params, subject, "elements", std::to_string(ta.numel()), std::to_string(tb.numel()));
     double ratio = static_cast<double>(nh) / static_cast<double>(nl);
     if (ratio <= worst) return;
     worst = ratio;
