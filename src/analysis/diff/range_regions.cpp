@@ -156,17 +156,10 @@ bool MatchesByRanges(const Run& a, const Run& b) {
 RangeRun WithRangeOps(const Run& run) {
   RangeRun out;
   Run& r = out.run;
-  r.info = run.info;
-  r.devices = run.devices;
-  r.kernels = run.kernels;
-  r.transfers = run.transfers;
-  r.api_calls = run.api_calls;
-  r.ranges = run.ranges;
-  r.frames = run.frames;
-  r.stacks = run.stacks;
-  r.series = run.series;
-  r.config = run.config;
-  r.stats = run.stats;
+  r = run;  // all the run holds but what describes its operators: the ops become the ranges
+  r.ops.clear();
+  r.tensors.clear();
+  r.replays.clear();
 
   // Ops in start order, an enclosing range before the ranges it holds.
   std::vector<int64_t> order;  // indices into run.ranges
