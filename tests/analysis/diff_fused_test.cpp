@@ -4,26 +4,22 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <filesystem>
 
 #include "analysis/diff/diff.h"
-#include "core/store.h"
+#include "recorded_runs.h"
 
 namespace magneton::analysis {
 namespace {
 
-const std::string kRuns = std::string(MAGNETON_TEST_DATA) + "/../../cases/torch-vs-jax/runs/";
+const std::string kRuns = testing::CaseRuns("torch-vs-jax");
 
 bool Has(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 TEST(DiffFused, FusedJaxOperatorsJoinTheRegionWhoseKernelsDidTheirWork) {
-  for (const char* f : {"wasteful.mgt", "efficient.mgt"})
-    if (!std::filesystem::exists(kRuns + f)) GTEST_SKIP() << kRuns << f << " is not in the tree";
-  auto a = LoadRun(kRuns + "wasteful.mgt");
-  auto b = LoadRun(kRuns + "efficient.mgt");
-  ASSERT_TRUE(a.ok() && b.ok());
+  LOAD_RUN_OR_SKIP(kRuns + "wasteful.mgt", a);
+  LOAD_RUN_OR_SKIP(kRuns + "efficient.mgt", b);
   auto r = DiffRuns(*a, *b, nullptr, nullptr, DiffOptions{});
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_FALSE(r->regions.empty());

@@ -11,17 +11,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <filesystem>
 
 #include "analysis/diff/diff.h"
 #include "analysis/diff/range_regions.h"
-#include "core/store.h"
 #include "diff_fixture.h"
+#include "recorded_runs.h"
 
 namespace magneton::analysis {
 namespace {
 
-const std::string kRuns = std::string(MAGNETON_TEST_DATA) + "/../../cases/cublas-engine/runs/";
+const std::string kRuns = testing::CaseRuns("cublas-engine");
 const std::string kGpu = std::string(MAGNETON_TEST_DATA) + "/diff/gpu/";
 
 bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
@@ -34,15 +33,10 @@ bool Names(const std::vector<NamedCount>& v, const std::string& part) {
   return std::any_of(v.begin(), v.end(), [&](const NamedCount& n) { return Contains(n.name, part); });
 }
 
-#define LOAD_FROM_OR_SKIP(dir, file, into)                                                       \
-  if (!std::filesystem::exists(dir + file)) GTEST_SKIP() << dir << file << " is not in the tree"; \
-  auto into = LoadRun(dir + file);                                                               \
-  ASSERT_TRUE(into.ok()) << into.error().message
-#define LOAD_OR_SKIP(file, into) LOAD_FROM_OR_SKIP(kRuns, file, into)
 
 TEST(DiffRanges, CublasEngineFp32GemmsAreWasteAgainstTf32) {
-  LOAD_OR_SKIP("wasteful.mgt", a);
-  LOAD_OR_SKIP("efficient.mgt", b);
+  LOAD_RUN_OR_SKIP(kRuns + "wasteful.mgt", a);
+  LOAD_RUN_OR_SKIP(kRuns + "efficient.mgt", b);
   ASSERT_TRUE(a->ops.empty() && b->ops.empty());
   ASSERT_TRUE(MatchesByRanges(*a, *b));
   auto r = DiffRuns(*a, *b, nullptr, nullptr, DiffOptions{});
@@ -109,7 +103,7 @@ TEST(DiffRanges, CublasEngineFp32GemmsAreWasteAgainstTf32) {
 
 TEST(DiffRanges, TheSameRecordingTwiceIsNoWaste) {
   for (const char* file : {"wasteful.mgt", "efficient.mgt"}) {
-    LOAD_OR_SKIP(file, run);
+    LOAD_RUN_OR_SKIP(kRuns + file, run);
     auto r = DiffRuns(*run, *run, nullptr, nullptr, DiffOptions{});
     ASSERT_TRUE(r.ok()) << r.error().message;
     EXPECT_TRUE(r->matched_by_range);
@@ -120,8 +114,8 @@ TEST(DiffRanges, TheSameRecordingTwiceIsNoWaste) {
 }
 
 TEST(DiffRanges, TwoRecordingsOfTheSameSideAreNoWaste) {
-  LOAD_OR_SKIP("wasteful.mgt", a);
-  LOAD_FROM_OR_SKIP(kGpu, "engine_fp32_again.mgt", b);
+  LOAD_RUN_OR_SKIP(kRuns + "wasteful.mgt", a);
+  LOAD_RUN_OR_SKIP(kGpu + "engine_fp32_again.mgt", b);
   auto r = DiffRuns(*a, *b, nullptr, nullptr, DiffOptions{});
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_TRUE(r->matched_by_range);

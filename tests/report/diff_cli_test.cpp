@@ -10,6 +10,8 @@
 #include <regex>
 #include <sstream>
 
+#include "recorded_runs.h"
+
 namespace magneton::report {
 namespace {
 
@@ -72,7 +74,7 @@ TEST(DiffCli, SameProgramTwiceExitsZero) {
 
 // A C++ engine recorded by `magneton record` (no operators): matched by NVTX range.
 TEST(DiffCli, RunsWithoutOperatorsAreDiffedByNvtxRange) {
-  const std::string runs = std::string(MAGNETON_TEST_DATA) + "/../../cases/cublas-engine/runs/";
+  const std::string runs = testing::CaseRuns("cublas-engine");
   if (!fs::exists(runs + "wasteful.mgt") || !fs::exists(runs + "efficient.mgt"))
     GTEST_SKIP() << runs << " does not hold the cublas-engine recordings";
   Result r = Magneton("diff " + runs + "wasteful.mgt " + runs + "efficient.mgt --color never");

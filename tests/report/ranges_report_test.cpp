@@ -3,10 +3,9 @@
 // the range path, and every report says that outputs were not compared.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 
 #include "analysis/diff/diff.h"
-#include "core/store.h"
+#include "recorded_runs.h"
 #include "report/html.h"
 #include "report/json.h"
 #include "report/table.h"
@@ -14,14 +13,11 @@
 namespace magneton::report {
 namespace {
 
-const std::string kRuns = std::string(MAGNETON_TEST_DATA) + "/../../cases/cublas-engine/runs/";
+const std::string kRuns = testing::CaseRuns("cublas-engine");
 
 TEST(ReportRanges, RangePathsLabelTheFindingsAndOutputsAreNotCompared) {
-  for (const char* f : {"wasteful.mgt", "efficient.mgt"})
-    if (!std::filesystem::exists(kRuns + f)) GTEST_SKIP() << kRuns << f << " is not in the tree";
-  auto a = LoadRun(kRuns + "wasteful.mgt");
-  auto b = LoadRun(kRuns + "efficient.mgt");
-  ASSERT_TRUE(a.ok() && b.ok());
+  LOAD_RUN_OR_SKIP(kRuns + "wasteful.mgt", a);
+  LOAD_RUN_OR_SKIP(kRuns + "efficient.mgt", b);
   auto r = analysis::DiffRuns(*a, *b, nullptr, nullptr, analysis::DiffOptions{});
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_GT(r->waste_count(), 0);

@@ -1,0 +1,26 @@
+// Run files recorded on the GPU and committed (cases/<case>/runs/, tests/data/):
+// a test that reads one skips where the file is not in the tree, and fails
+// where it is there but does not load.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "core/store.h"
+
+namespace magneton::testing {
+
+// cases/<name>/runs/, with its trailing slash.
+inline std::string CaseRuns(const std::string& name) {
+  return std::string(MAGNETON_TEST_DATA) + "/../../cases/" + name + "/runs/";
+}
+
+}  // namespace magneton::testing
+
+#define LOAD_RUN_OR_SKIP(path, into)                                                                    \
+  const std::string into##_path = (path);                                                               \
+  if (!std::filesystem::exists(into##_path)) GTEST_SKIP() << into##_path << " is not in the tree";      \
+  auto into = ::magneton::LoadRun(into##_path);                                                         \
+  ASSERT_TRUE(into.ok()) << into.error().message
