@@ -31,6 +31,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--fingerprints", action="store_true", help="fingerprint every tensor (recording pass)")
     r.add_argument("--no-stacks", action="store_true", help="skip Python call sites")
     r.add_argument("--no-kernels", action="store_true", help="skip CUDA kernel tracing")
+    r.add_argument("--ops", action="store_true",
+                   help="measured pass: record every operator too (slows launch-bound programs; to debug the recorder)")
     r.add_argument("-v", "--verbose", action="store_true", help="print a summary to stderr at the end")
     r.add_argument("-m", dest="module", help="run a module (as python -m) instead of a script")
     r.add_argument("target", nargs=argparse.REMAINDER, help="script.py [args...] (or module args with -m)")
@@ -79,6 +81,7 @@ def main(argv=None) -> int:
     try:
         rec = record(args.output, energy=args.energy, fingerprints=args.fingerprints,
                      stacks=not args.no_stacks, kernels=not args.no_kernels, overwrite=args.force,
+                     ops=True if args.ops else None,
                      command=command)
         rec.__enter__()
     except (ValueError, FileNotFoundError, FileExistsError, RuntimeError, ImportError) as e:

@@ -134,6 +134,14 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
     energy: "none", "nvml" (GPU power and energy), "rapl" (CPU packages) or
         "auto" (every sensor the machine offers).
     fingerprints: fingerprint every tensor value (the recording pass).
+    ops: record every ATen operator (RecordFunction callbacks). None (default):
+        yes in a recording pass (fingerprints) and on a machine without a GPU,
+        where operators run synchronously and their host times are the
+        measurement; no in a measured pass on a GPU, which then records the
+        program as it runs: kernels, copies, synchronizations and CUDA API
+        calls from CUPTI plus the energy samplers, and nothing per operator
+        (`magneton diff` attributes its kernels to the recording pass's
+        operators). True: the operator-level measured pass (to debug the recorder).
     stacks: Python call site (file:line:function) of each top-level op.
     kernels: link CUDA kernels to ops through CUPTI when this build has it.
     fingerprint_options: quantiles, singular_values, spectra_max_numel, spectra_max_side.
@@ -149,7 +157,7 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
 
     def __init__(self, path: str, energy: str = "none", fingerprints: bool = False, stacks: bool = True,
                  kernels: bool = True, overwrite: bool = False, command: Optional[str] = None,
-                 fingerprint_options: Optional[dict] = None, replay=None):
+                 fingerprint_options: Optional[dict] = None, replay=None, ops: Optional[bool] = None):
         if energy not in ENERGY_CHOICES:
             raise ValueError(f"energy={energy!r}: expected one of {', '.join(ENERGY_CHOICES)}")
         self.identity = distributed_identity()
@@ -160,6 +168,7 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
             self.path = rank_path(self.path, 0, 1)
         self.energy = energy
         self.fingerprints = bool(fingerprints)
+        self.ops = ops if ops is None else bool(ops)
         self.stacks = bool(stacks)
         self.kernels = bool(kernels)
         self.overwrite = bool(overwrite)
@@ -189,15 +198,22 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
 
         ext = extension()
         self.config = config_snapshot.snapshot()
+        devices = _devices(torch)
+        ops = self.ops
+        if ops is None:
+            ops = self.fingerprints or self._replay_options is not None or not (self.kernels and devices)
+        ops = ops or self.fingerprints or self._replay_options is not None  # values and replays need operators
         self._native = ext.Recorder(
-            self.path, overwrite=self.overwrite, fingerprints=self.fingerprints, stacks=self.stacks,
-            kernels=self.kernels, energy=self.energy, command=self.command, devices=_devices(torch),
+            self.path, overwrite=self.overwrite, fingerprints=self.fingerprints, ops=ops, stacks=self.stacks,
+            kernels=self.kernels, energy=self.energy, command=self.command, devices=devices,
             **self.fingerprint_options)
         for key, value in self.config.items():
             self._native.set_config(key, value)
         self._native.set_info("framework", "torch")
         self._native.set_info("torch_version", torch.__version__)
         self._native.set_info("fingerprints", "true" if self.fingerprints else "false")
+        self._native.set_info("pass", "recording" if self.fingerprints else "measured")
+        self._native.set_info("ops", "true" if ops else "false")
         if self.identity is not None:
             self._set_distributed_info(torch)
         if self._replay_options is not None:

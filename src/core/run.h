@@ -18,6 +18,9 @@
 namespace magneton {
 
 inline constexpr int64_t kNone = -1;
+// Kernel::op / Transfer::op of device work the recorder itself launched (the
+// fingerprints of a recording pass): not the program's, never aligned or costed.
+inline constexpr int64_t kRecorderWork = -2;
 inline constexpr int32_t kHostDevice = -1;  // tensors/ops on the CPU
 
 struct RunInfo {
@@ -101,7 +104,7 @@ struct Kernel {
   int32_t registers = 0;
   int32_t static_smem = 0, dynamic_smem = 0;
   int64_t correlation = 0;      // CUPTI correlation id of the launching API call
-  int64_t op = kNone;           // Run::ops id that launched it
+  int64_t op = kNone;           // Run::ops id that launched it, or kRecorderWork
   int64_t stack = kNone;        // native+python stack at launch, when recorded
   friend bool operator==(const Kernel&, const Kernel&) = default;
 };
@@ -115,7 +118,7 @@ struct Transfer {
   int64_t stream = 0;
   int64_t start_ns = 0, end_ns = 0;
   int64_t correlation = 0;
-  int64_t op = kNone;
+  int64_t op = kNone;           // as Kernel::op
   friend bool operator==(const Transfer&, const Transfer&) = default;
 };
 

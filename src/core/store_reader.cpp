@@ -372,13 +372,17 @@ void RunLoader::CheckReferences() {
     for (auto& t : o.inputs) ref(t, tensors);
     for (auto& t : o.outputs) ref(t, tensors);
   }
+  // The recorder's own device work keeps its mark (run.h).
+  auto launcher = [&](int64_t& op) {
+    if (op != kRecorderWork) ref(op, ops);
+  };
   for (auto& k : run_.kernels) {
-    ref(k.op, ops);
+    launcher(k.op);
     ref(k.stack, stacks);
     ref(k.device, devices);
   }
   for (auto& t : run_.transfers) {
-    ref(t.op, ops);
+    launcher(t.op);
     ref(t.device, devices);
   }
   for (auto& a : run_.api_calls) ref(a.stack, stacks);

@@ -183,6 +183,12 @@ void RollUpRanges(const Run& run, const std::vector<double>& kernel_j, const std
 
 }  // namespace
 
+double Attribution::Between(int32_t device, int64_t from_ns, int64_t to_ns) const {
+  for (const DeviceEnergy& d : devices)
+    if (d.device == device && !d.curve.empty()) return d.curve.Between(from_ns, to_ns);
+  return kNaN;
+}
+
 Attribution Attribute(const Run& run) {
   Attribution out;
   out.kernel_j.assign(run.kernels.size(), kNaN);
@@ -238,6 +244,7 @@ Attribution Attribute(const Run& run) {
       }
     }
     Sweep(curve, items, dev);
+    dev.curve = std::move(curve);
     out.measured = true;
     out.devices.push_back(dev);
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/run.h"
+#include "energy/energy_curve.h"
 
 namespace magneton::energy {
 
@@ -25,6 +26,7 @@ struct DeviceEnergy {
   int64_t idle_ns = 0;
   std::string source;   // sampler of the series used: "nvml", "rapl", "meter"
   int64_t sensor_updates = 0;  // readings of the energy sensor inside the window (SensorUpdates)
+  EnergyCurve curve;           // the cumulative energy the attribution used (empty: unavailable)
 };
 
 struct Attribution {
@@ -36,6 +38,10 @@ struct Attribution {
   bool measured = false;                    // false: no energy series in the run
   // Added by src/energy:
   std::vector<double> transfer_j;           // by Transfer id (NaN where unmeasured; "sync" records get 0)
+
+  // Joules a device spent in [from, to) by the attribution's curve; NaN
+  // when the device has none.
+  double Between(int32_t device, int64_t from_ns, int64_t to_ns) const;
 };
 
 Attribution Attribute(const Run& run);

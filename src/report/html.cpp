@@ -68,6 +68,20 @@ std::string RunCard(char side, const std::string& path, const RunSummary& r, con
   row("iterations", std::to_string(r.iterations));
   row("measured by", r.energy_methods.empty() ? "-" : fmt::format("{}", fmt::join(r.energy_methods, "; ")));
   row("recorded", fmt::format("{} ops, {} kernels{}", r.ops, r.kernels, r.has_replays ? ", replays" : ""));
+  if (const auto& a = r.account; a.available) {
+    auto share = [&](double x) { return a.total > 0 ? FormatPct(x / a.total * 100) : std::string("-"); };
+    row("per iteration",
+        fmt::format("{} in {} ({} timeline, {} repetitions{}); busy {}, {} {}", FormatCost(a.total, unit),
+                    FormatSeconds(a.seconds), a.on_device ? "device" : "host", a.periods,
+                    a.on_device && !std::isnan(a.host_seconds) ? "; host " + FormatSeconds(a.host_seconds) : "",
+                    FormatSeconds(a.busy_seconds), a.on_device ? "idle" : "outside operators",
+                    FormatSeconds(a.idle_seconds)));
+    row("where it goes",
+        fmt::format("regions {} ({}), ops in no region {} ({}), {} {} ({}), unattributed {} ({})",
+                    FormatCost(a.regions, unit), share(a.regions), FormatCost(a.unmatched, unit), share(a.unmatched),
+                    a.on_device ? "idle" : "outside operators", FormatCost(a.idle, unit), share(a.idle),
+                    FormatCost(a.unattributed, unit), share(a.unattributed)));
+  }
   return fmt::format("<div class=\"card side-{}\"><h3>run {}</h3><dl>{}</dl></div>", side, side, dl);
 }
 

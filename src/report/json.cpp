@@ -87,6 +87,25 @@ json FindingJson(const Finding& f) {
           {"rules", rules}};
 }
 
+json AccountJson(const analysis::IterationAccount& a) {
+  if (!a.available) return nullptr;
+  return {{"timeline", a.on_device ? "device" : "host"},
+          {"unit", a.energy ? "J" : "s"},
+          {"repetitions", a.periods},
+          {"total", Num(a.total)},
+          {"regions", Num(a.regions)},
+          {"unmatched_ops", Num(a.unmatched)},
+          {"idle", Num(a.idle)},
+          {"unattributed", Num(a.unattributed)},
+          {"matched_share", Num(a.matched_share())},
+          {"seconds", Num(a.seconds)},
+          {"host_seconds", Num(a.host_seconds)},
+          {"busy_seconds", Num(a.busy_seconds)},
+          {"idle_seconds", Num(a.idle_seconds)},
+          {"run", Num(a.run)},
+          {"outside_repetitions", Num(a.outside)}};
+}
+
 json RunJson(const RunSummary& r, const std::string& path) {
   return {{"path", path},
           {"command", r.command},
@@ -103,7 +122,8 @@ json RunJson(const RunSummary& r, const std::string& path) {
           {"ops", r.ops},
           {"kernels", r.kernels},
           {"devices", r.devices},
-          {"energy_methods", r.energy_methods}};
+          {"energy_methods", r.energy_methods},
+          {"per_iteration", AccountJson(r.account)}};
 }
 
 }  // namespace

@@ -46,6 +46,25 @@ std::string RunLine(char side, const std::string& path, const RunSummary& r, con
   return line + "\n";
 }
 
+// One iteration of the run on its timeline and where its cost went (accounting.h).
+std::string AccountLine(char side, const RunSummary& r, const std::string& unit) {
+  const analysis::IterationAccount& a = r.account;
+  if (!a.available) return {};
+  auto share = [&](double x) { return a.total > 0 ? FormatPct(x / a.total * 100) : std::string("-"); };
+  std::string host = a.on_device && !std::isnan(a.host_seconds)
+                         ? fmt::format(", host {}", FormatSeconds(a.host_seconds))
+                         : "";
+  std::string line = fmt::format(
+      "  {} per iteration ({} timeline, {} repetitions): {} in {}{}; busy {}, {} {}\n", side,
+      a.on_device ? "device" : "host", a.periods, FormatCost(a.total, unit), FormatSeconds(a.seconds), host,
+      FormatSeconds(a.busy_seconds), a.on_device ? "idle" : "outside operators", FormatSeconds(a.idle_seconds));
+  line += fmt::format("      = regions {} ({}) + ops in no region {} ({}) + {} {} ({}) + unattributed {} ({})\n",
+                      FormatCost(a.regions, unit), share(a.regions), FormatCost(a.unmatched, unit),
+                      share(a.unmatched), a.on_device ? "idle" : "outside operators", FormatCost(a.idle, unit),
+                      share(a.idle), FormatCost(a.unattributed, unit), share(a.unattributed));
+  return line;
+}
+
 std::string Counts(const std::vector<NamedCount>& v, size_t limit, size_t width) {
   std::vector<std::string> parts;
   for (size_t i = 0; i < v.size() && i < limit; ++i) {
@@ -102,7 +121,9 @@ std::string Header(const DiffReport& r, const TableOptions& o, const char* what)
   std::string out = fmt::format("{}\n", what);
   out += RunLine('a', o.path_a, r.a, r.cost_unit);
   out += RunLine('b', o.path_b, r.b, r.cost_unit);
-  out += fmt::format("  matched {} region{} holding {} of a's cost and {} of b's; unmatched {}: a {}, b {}\n",
+  out += AccountLine('a', r.a, r.cost_unit);
+  out += AccountLine('b', r.b, r.cost_unit);
+  out += fmt::format("  matched {} region{} holding {} of a's cost per iteration and {} of b's; unmatched {}: a {}, b {}\n",
                      r.regions.size(), r.regions.size() == 1 ? "" : "s", FormatPct(r.matched_share_a * 100),
                      FormatPct(r.matched_share_b * 100), r.matched_by_range ? "NVTX ranges" : "ops",
                      r.unmatched_ops_a, r.unmatched_ops_b);

@@ -378,4 +378,60 @@ Run MeasuredPass(const Run& recorded, int repeats, Scale scale) {
   return m;
 }
 
+// A measured pass without operators, as magneton.record gives on a GPU: the
+// recorded program's kernels (only) `repeats` times in launch order, each
+// scaled by `scale(its op's name)`, `gap_ns` of device idle after each
+// repetition, a launch API call 5 us before each kernel, and the GPU's energy
+// counter read every 50 us while the device draws `idle_w`, plus `busy_w`
+// while a kernel runs. energy::Attribute gives it its attribution.
+template <class Scale>
+Run TimelinePass(const Run& recorded, int repeats, Scale scale, int64_t gap_ns, double idle_w = 100,
+                 double busy_w = 400) {
+  Run m;
+  m.info = recorded.info;
+  m.info.extra["fingerprints"] = "false";
+  m.info.extra["ops"] = "false";
+  m.devices = recorded.devices;
+  std::vector<const Kernel*> step;
+  for (const auto& k : recorded.kernels)
+    if (k.op != kRecorderWork) step.push_back(&k);
+  int64_t t = recorded.info.start_ns + 1'000'000, corr = 1;
+  for (int r = 0; r < repeats; ++r) {
+    for (const Kernel* k : step) {
+      Kernel c = *k;
+      c.id = static_cast<int64_t>(m.kernels.size());
+      c.op = kNone;
+      c.correlation = corr++;
+      c.start_ns = t;
+      c.end_ns = t + static_cast<int64_t>((k->end_ns - k->start_ns) * scale(recorded.ops[k->op].name));
+      t = c.end_ns;
+      m.api_calls.push_back({static_cast<int64_t>(m.api_calls.size()), "cudaLaunchKernel", "runtime", 77,
+                             c.start_ns - 5000, c.start_ns - 4000, c.correlation, kNone});
+      m.kernels.push_back(c);
+    }
+    t += gap_ns;
+  }
+  m.info.start_ns = recorded.info.start_ns;
+  m.info.end_ns = t + 1'000'000;
+  SensorSeries e;
+  e.device = 0;
+  e.sensor = "energy.total";
+  e.unit = "J";
+  e.source = "nvml";
+  double joules = 0;
+  size_t k = 0;
+  for (int64_t at = m.info.start_ns; at <= m.info.end_ns; at += 50'000) {
+    // Exact integral of the power over the last 50 us (kernels run back to back, one at a time).
+    for (int64_t s = at - 50'000; s < at; s += 1000) {
+      while (k < m.kernels.size() && m.kernels[k].end_ns <= s) ++k;
+      bool busy = k < m.kernels.size() && m.kernels[k].start_ns <= s;
+      joules += (idle_w + (busy ? busy_w : 0)) * 1e-6;
+    }
+    e.t_ns.push_back(at);
+    e.value.push_back(joules);
+  }
+  m.series.push_back(e);
+  return m;
+}
+
 }  // namespace magneton::fixture

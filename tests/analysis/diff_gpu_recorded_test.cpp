@@ -46,12 +46,11 @@ std::vector<RootCause> AllRootCauses(const Side& a, const Side& b, const std::ve
   // Kernels come from the measured passes: the recording passes ran with
   // fingerprints and without kernel tracing.
   CostModel ca(a.run, a.energy), cb(b.run, b.energy);
-  CostModel ma(a.measured, a.measured_energy), mb(b.measured, b.measured_energy);
   auto pa = AlignPasses(a.run, a.measured);
   auto pb = AlignPasses(b.run, b.measured);
   EXPECT_TRUE(pa.ok() && pb.ok());
-  if (pa.ok()) ca.UseMeasuredPass(&ma, std::move(*pa));
-  if (pb.ok()) cb.UseMeasuredPass(&mb, std::move(*pb));
+  if (pa.ok()) ca.UseMeasuredPass(a.measured, a.measured_energy, std::move(*pa));
+  if (pb.ok()) cb.UseMeasuredPass(b.measured, b.measured_energy, std::move(*pb));
   std::vector<RootCause> out;
   for (const auto& region : m.regions)
     out.push_back(

@@ -5,6 +5,7 @@
 #include "analysis/diff/diff.h"
 #include "analysis/diff/pass_align.h"
 #include "diff_fixture.h"
+#include "energy/attribution.h"
 
 namespace magneton::analysis {
 namespace {
@@ -29,14 +30,24 @@ TEST(DiffPasses, AlignFindsEveryRepetition) {
   EXPECT_EQ(al2->measured_ops[0][0], 1);
 }
 
-TEST(DiffPasses, ADifferentProgramIsRefusedNamingTheOp) {
+TEST(DiffPasses, AStrayOpIsToleratedButAnotherProgramIsRefused) {
   fixture::Pair p = fixture::Conv1DPair(2, 1, 1.0, 1.0);
-  magneton::Run m = fixture::MeasuredPass(p.a.b.run, 1, [](const std::string&) { return 1.0; });
-  m.ops[1].name = "aten::mm";  // recorded op 1 is aten::addmm
-  auto al = AlignPasses(p.a.b.run, m);
-  ASSERT_FALSE(al.ok());
-  EXPECT_NE(al.error().message.find("differs at recorded op 1: aten::addmm vs aten::mm"), std::string::npos)
-      << al.error().message;
+  const magneton::Run& rec = p.a.b.run;
+  magneton::Run m = fixture::MeasuredPass(rec, 3, [](const std::string&) { return 1.0; });
+  m.ops[rec.ops.size() + 1].name = "aten::mm";  // recorded op 1 is aten::addmm; once, in the second repetition
+  auto al = AlignPasses(rec, m);
+  ASSERT_TRUE(al.ok()) << al.error().message;
+  EXPECT_EQ(al->repeats, 3);
+  EXPECT_EQ(al->exact, 2);
+  EXPECT_EQ(al->unaligned, 1);
+  EXPECT_EQ(al->unaligned_names.at("aten::mm"), 1);
+  EXPECT_EQ(al->measured_ops[1][1], kNone);
+  for (auto& op : m.ops)  // every addmm is an mm: another program
+    if (op.name == "aten::addmm") op.name = "aten::mm";
+  auto other = AlignPasses(rec, m);
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.error().message.find("does not repeat the recorded step"), std::string::npos)
+      << other.error().message;
 }
 
 TEST(DiffPasses, KernelEvidenceComesFromTheMeasuredPass) {
@@ -95,6 +106,80 @@ TEST(DiffPasses, CostsComeFromTheMeasuredPass) {
       Diff(DiffInput{&p.a.b.run, &ea, &ma, &mea}, DiffInput{&p.b.b.run, &eb, &wrong, &meb}, p.match, {});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("measured pass of run b"), std::string::npos);
+}
+
+// The measured pass without operators (a GPU's default): kernels only,
+// aligned with the recording pass's kernels, which carry their ops.
+TEST(DiffPasses, KernelsOfAMeasuredPassWithoutOpsGetTheRecordedOps) {
+  fixture::Pair p = fixture::Conv1DPair(3, 1, 1.0, 1.0);
+  const magneton::Run& rec = p.b.b.run;
+  magneton::Run m = fixture::TimelinePass(rec, 4, [](const std::string&) { return 1.0; }, 200'000);
+  auto al = AlignPasses(rec, m);
+  ASSERT_TRUE(al.ok()) << al.error().message;
+  EXPECT_TRUE(al->by_device_work);
+  EXPECT_EQ(al->repeats, 4);
+  EXPECT_EQ(al->exact, 4);
+  const size_t n = rec.kernels.size();
+  ASSERT_EQ(m.kernels.size(), 4 * n);
+  for (size_t k = 0; k < m.kernels.size(); ++k) {
+    EXPECT_EQ(al->kernel_rep[k], static_cast<int32_t>(k / n));
+    EXPECT_EQ(al->kernel_op[k], rec.kernels[k % n].op);
+  }
+  // The recording's own fingerprint kernels are not part of its step.
+  magneton::Run with_fp = rec;
+  magneton::Kernel fp = with_fp.kernels[0];
+  fp.id = static_cast<int64_t>(with_fp.kernels.size());
+  fp.name = "void at::native::radixSortKVInPlace<fingerprint>";
+  fp.op = kRecorderWork;
+  with_fp.kernels.push_back(fp);
+  auto again = AlignPasses(with_fp, m);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->exact, 4);
+  // A recording without kernels cannot be aligned with a measured pass without ops.
+  magneton::Run bare = rec;
+  bare.kernels.clear();
+  auto none = AlignPasses(bare, m);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message.find("the recording pass holds no kernels"), std::string::npos);
+}
+
+TEST(DiffPasses, TimelinePassesCostRegionsAndAccountForTheWholeIteration) {
+  // b's GEMM runs 1.5x as long at the same power: 1.5x the energy.
+  fixture::Pair p = fixture::Conv1DPair(4, 1, 1.0, 1.0);
+  auto one = [](const std::string&) { return 1.0; };
+  auto slow_mm = [](const std::string& n) { return n == "aten::mm" ? 1.5 : 1.0; };
+  const int64_t gap = 300'000;
+  magneton::Run ma = fixture::TimelinePass(p.a.b.run, 6, one, gap), mb = fixture::TimelinePass(p.b.b.run, 6, slow_mm, gap);
+  energy::Attribution ea = p.a.Energy(), eb = p.b.Energy();
+  energy::Attribution mea = energy::Attribute(ma), meb = energy::Attribute(mb);
+  auto r = Diff(DiffInput{&p.a.b.run, &ea, &ma, &mea}, DiffInput{&p.b.b.run, &eb, &mb, &meb}, p.match, {});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_TRUE(r->energy_measured);
+  const Finding& f = r->findings.at(0);
+  EXPECT_EQ(f.verdict, Verdict::kWaste) << f.why;
+  EXPECT_EQ(f.costly, 'b');
+  // a's layer: 1 ms GEMM; b's: 1.35 ms GEMM + 0.1 ms add, all at 500 W.
+  EXPECT_NEAR(f.cost_delta_pct, 45, 2);
+  for (const auto* side : {&r->a, &r->b}) {
+    const IterationAccount& acc = side->account;
+    ASSERT_TRUE(acc.available);
+    EXPECT_TRUE(acc.on_device);
+    EXPECT_EQ(acc.periods, 5);
+    // The four parts add up to the iteration, and the iteration is a step plus its gap.
+    EXPECT_NEAR(acc.regions + acc.unmatched + acc.idle + acc.unattributed, acc.total, 1e-9);
+    const double step_s = side == &r->a ? 4 * 1e-3 : 4 * 1.45e-3;
+    EXPECT_NEAR(acc.seconds, step_s + gap * 1e-9, 1e-7);
+    EXPECT_NEAR(acc.host_seconds, acc.seconds, 1e-7);
+    EXPECT_NEAR(acc.busy_seconds, step_s, 1e-7);
+    EXPECT_NEAR(acc.total, step_s * 500 + gap * 1e-9 * 100, 0.01 * acc.total);
+    EXPECT_NEAR(acc.idle, gap * 1e-9 * 100, 0.05 * acc.idle);
+    EXPECT_GT(acc.matched_share(), 0.9);
+    EXPECT_NEAR(side->joules, acc.total, 1e-12);  // the whole run is per iteration, from the same pass
+  }
+  EXPECT_NEAR(r->matched_share_a, r->a.account.matched_share(), 1e-12);
+  // The finding's share of the run is of an iteration of the same pass: a percentage, never above 100.
+  EXPECT_GT(f.saved_pct_of_run, 0);
+  EXPECT_LT(f.saved_pct_of_run, 100);
 }
 
 }  // namespace

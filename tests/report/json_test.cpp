@@ -38,6 +38,7 @@ std::string Normalize(std::string p) {
       {std::regex(R"(^findings\[\]\.evidence\[\]\.(only_a|only_b|all_a|all_b)\[\]\.(\w+)$)"),
        "NamedCount.$2"},
       {std::regex(R"(^(findings|regions)\[\]\.(a|b)\.(\w+)$)"), "Cost.$3"},
+      {std::regex(R"(^runs\.(a|b)\.per_iteration\.(\w+)$)"), "Account.$2"},
       {std::regex(R"(^runs\.(a|b)\.(\w+)$)"), "Run.$2"}};
   for (const auto& [re, to] : kTypes) p = std::regex_replace(p, re, to);
   return p;
@@ -71,6 +72,17 @@ std::vector<json> RichDocuments() {
   docs.push_back(DiffToJson(
       analysis::Diff(launch.a.b.run, launch.b.b.run, launch.match, launch.a.Energy(), launch.b.Energy(), o),
       paths));
+  {  // with measured passes: every run has its per-iteration account
+    auto one = [](const std::string&) { return 1.0; };
+    magneton::Run ma = fixture::MeasuredPass(conv.a.b.run, 3, one), mb = fixture::MeasuredPass(conv.b.b.run, 3, one);
+    energy::Attribution ea = conv.a.Energy(), eb = conv.b.Energy();
+    energy::Attribution mea = fixture::AttributionFor(ma, std::vector<double>(ma.kernels.size(), 0.5));
+    energy::Attribution meb = fixture::AttributionFor(mb, std::vector<double>(mb.kernels.size(), 0.6));
+    auto measured = analysis::Diff(analysis::DiffInput{&conv.a.b.run, &ea, &ma, &mea},
+                                   analysis::DiffInput{&conv.b.b.run, &eb, &mb, &meb}, conv.match, o);
+    EXPECT_TRUE(measured.ok());
+    if (measured.ok()) docs.push_back(DiffToJson(*measured, paths));
+  }
   fixture::Pair noise = fixture::Conv1DPair(2, 1, 1.01, 1.0);
   docs.push_back(DiffToJson(
       analysis::Diff(noise.a.b.run, noise.b.b.run, noise.match, noise.a.Energy(), noise.b.Energy(), o),

@@ -34,6 +34,9 @@ double DiffReport::total_saved_per_iteration() const {
 
 namespace {
 
+// Under this share of an iteration in matched regions, the report warns.
+constexpr double kLowMatchedShare = 0.8;
+
 int64_t Iterations(const Run& run, const DiffOptions& o) {
   if (o.iterations > 0) return o.iterations;
   auto it = run.info.extra.find("iterations");
@@ -139,14 +142,12 @@ bool Fingerprinted(const Run& run) {
 }
 
 // Aligns each side's measured pass, if any, and says where costs come from.
-Status UseMeasuredPasses(const DiffInput& in, char side, CostModel& cost,
-                         std::unique_ptr<CostModel>& measured, std::vector<std::string>& notes) {
+Status UseMeasuredPasses(const DiffInput& in, char side, CostModel& cost, std::vector<std::string>& notes) {
   if (!in.measured) {
     if (Fingerprinted(*in.run))
       notes.push_back(fmt::format(
           "run {} was recorded with fingerprints and no measured pass was given: its times and energy "
-          "include "
-          "the fingerprinting (record a pass without fingerprints and pass it with --measured-{})",
+          "include the fingerprinting (record a pass without fingerprints and pass it with --measured-{})",
           side, side));
     return Status::Ok();
   }
@@ -154,12 +155,26 @@ Status UseMeasuredPasses(const DiffInput& in, char side, CostModel& cost,
   if (!alignment.ok())
     return MakeError(ErrorCode::kInvalidArgument,
                      fmt::format("measured pass of run {}: {}", side, alignment.error().message));
-  measured = std::make_unique<CostModel>(*in.measured, *in.measured_energy);
-  cost.UseMeasuredPass(measured.get(), std::move(*alignment));
-  notes.push_back(
-      fmt::format("run {}: time and energy from its measured pass ({} repetition{} of the recorded "
-                  "operators)",
-                  side, cost.measured_repeats(), cost.measured_repeats() == 1 ? "" : "s"));
+  cost.UseMeasuredPass(*in.measured, *in.measured_energy, std::move(*alignment));
+  const PassAlignment& al = *cost.alignment();
+  const char* items = al.by_device_work ? "kernels and copies" : "operators";
+  notes.push_back(fmt::format("run {}: time and energy from its measured pass ({} repetition{} of the recorded "
+                              "step of {} {}{}{}{})",
+                              side, al.repeats, al.repeats == 1 ? "" : "s", al.step_items, items,
+                              al.by_device_work ? ", aligned with the recording's by launch order" : "",
+                              al.exact == al.repeats ? "" : fmt::format("; {} identical to it", al.exact),
+                              al.outside ? fmt::format("; {} measured {} outside the repetitions", al.outside, items)
+                                         : ""));
+  if (al.unaligned > 0) {
+    std::vector<std::pair<int64_t, std::string>> names;
+    for (const auto& [name, count] : al.unaligned_names) names.emplace_back(count, name);
+    std::sort(names.rbegin(), names.rend());
+    std::vector<std::string> top;
+    for (size_t i = 0; i < names.size() && i < 3; ++i) top.push_back(fmt::format("{} x{}", names[i].second, names[i].first));
+    notes.push_back(fmt::format("run {}: {} measured {} inside the repetitions align with nothing recorded "
+                                "(their energy counts as unattributed): {}",
+                                side, al.unaligned, items, fmt::join(top, ", ")));
+  }
   return Status::Ok();
 }
 
@@ -373,6 +388,36 @@ void AddHostCpuFinding(const DiffInput& in_a, const DiffInput& in_b, const CostM
   findings.push_back(std::move(*f));
 }
 
+// Which recorded ops a matched region holds, nested ones included.
+std::vector<char> InRegions(const CostModel& cost, size_t ops, const MatchResult& match, bool side_a) {
+  std::vector<char> out(ops, 0);
+  for (const auto& r : match.regions)
+    for (auto op : side_a ? r.ops_a : r.ops_b)
+      if (op >= 0 && op < static_cast<int64_t>(ops))
+        for (auto o : cost.Subtree(op)) out[o] = 1;
+  return out;
+}
+
+// The per-iteration split of each side (accounting.h); the matched share then
+// comes from it, and a low one is said.
+void AccountIterations(const MatchResult& match, const CostModel& ca, const CostModel& cb, DiffReport& report) {
+  for (auto [side, cost, summary, share] : {std::tuple{'a', &ca, &report.a, &report.matched_share_a},
+                                            std::tuple{'b', &cb, &report.b, &report.matched_share_b}}) {
+    const size_t ops = cost->children_count();
+    summary->account = AccountIteration(*cost, InRegions(*cost, ops, match, side == 'a'), report.energy_measured);
+    const IterationAccount& acc = summary->account;
+    if (!acc.available || acc.total <= 0) continue;
+    *share = acc.matched_share();
+    if (*share >= kLowMatchedShare || match.regions.empty()) continue;
+    auto pct = [&](double x) { return x / acc.total * 100; };
+    report.notes.push_back(fmt::format(
+        "run {}: only {:.0f}% of an iteration's {} is in matched regions (operators in no region {:.0f}%, {} "
+        "{:.0f}%, unattributed {:.0f}%): findings can miss what lies outside them",
+        side, pct(acc.regions), acc.energy ? "energy" : "time", pct(acc.unmatched),
+        acc.on_device ? "device idle" : "host outside operators", pct(acc.idle), pct(acc.unattributed)));
+  }
+}
+
 }  // namespace
 
 DiffReport Diff(const Run& a, const Run& b, const MatchResult& match, const energy::Attribution& energy_a,
@@ -387,9 +432,8 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
   DiffReport report;
   report.options = options;
   CostModel ca(a, *in_a.energy), cb(b, *in_b.energy);
-  std::unique_ptr<CostModel> ma, mb;
-  MAGNETON_RETURN_IF_ERROR(UseMeasuredPasses(in_a, 'a', ca, ma, report.notes));
-  MAGNETON_RETURN_IF_ERROR(UseMeasuredPasses(in_b, 'b', cb, mb, report.notes));
+  MAGNETON_RETURN_IF_ERROR(UseMeasuredPasses(in_a, 'a', ca, report.notes));
+  MAGNETON_RETURN_IF_ERROR(UseMeasuredPasses(in_b, 'b', cb, report.notes));
   report.matched_by_range = matched.by_range_name;
   NoteUnlinkedKernels(in_a, 'a', report.matched_by_range, report.notes);
   NoteUnlinkedKernels(in_b, 'b', report.matched_by_range, report.notes);
@@ -435,6 +479,7 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
   for (const auto& p : report.regions) matched_a += p.a.cost(), matched_b += p.b.cost();
   report.matched_share_a = whole_a > 0 ? matched_a / whole_a : 0;
   report.matched_share_b = whole_b > 0 ? matched_b / whole_b : 0;
+  AccountIterations(match, ca, cb, report);
   report.unmatched_ops_a = static_cast<int64_t>(match.unmatched_a.size());
   report.unmatched_ops_b = static_cast<int64_t>(match.unmatched_b.size());
   if (match.regions.empty())

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/diff/accounting.h"
 #include "analysis/diff/finding.h"
 #include "analysis/diff/rules.h"
 #include "analysis/match/region_match.h"
@@ -48,6 +49,7 @@ struct RunSummary {
   int64_t measured_repeats = 0;             // >0: costs from a measured pass repeating the ops this often
   double ops_cost = 0;                      // all top-level operators together, in the report's unit
                                             // (run b's normalized by host_time_ratio, like its regions)
+  IterationAccount account;                 // where an iteration's cost goes (accounting.h)
   double cost() const { return std::isnan(joules) ? seconds : joules; }
 };
 
@@ -69,7 +71,7 @@ struct DiffReport {
   std::vector<Finding> findings;  // waste by saving, then trade-offs, then noise
   std::vector<RegionPair> regions;
   int64_t unmatched_ops_a = 0, unmatched_ops_b = 0;
-  double matched_share_a = 0, matched_share_b = 0;  // of the whole run's cost, in regions
+  double matched_share_a = 0, matched_share_b = 0;  // of an iteration's cost, in regions
   double host_time_ratio = 1;                       // b's host times were divided by this (1: not normalized)
   bool host_time_only = false;      // costs are CPU wall times of operators (no energy, no kernels)
   bool matched_by_range = false;    // regions are NVTX range paths matched by name (range_regions.h)

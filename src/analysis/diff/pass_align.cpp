@@ -3,7 +3,11 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <tuple>
 #include <unordered_map>
+
+#include "analysis/diff/step_align.h"
 
 namespace magneton::analysis {
 
@@ -22,40 +26,142 @@ std::string OpSignature(const Run& run, const Op& op) {
   return s + ")";
 }
 
-Result<PassAlignment> AlignPasses(const Run& recorded, const Run& measured) {
-  // Ops as small integers so the scan compares ints, not strings.
-  std::unordered_map<std::string, int> token_of;
-  auto tokens = [&](const Run& run) {
-    std::vector<int> out;
-    out.reserve(run.ops.size());
-    for (const auto& op : run.ops)
-      out.push_back(token_of.emplace(OpSignature(run, op), static_cast<int>(token_of.size())).first->second);
-    return out;
+std::vector<DeviceWork> DeviceWorkInLaunchOrder(const Run& run) {
+  std::vector<DeviceWork> out;
+  for (const auto& k : run.kernels)
+    if (k.op != kRecorderWork) out.push_back({true, k.id});
+  for (const auto& t : run.transfers)
+    if (t.op != kRecorderWork && t.kind != "sync") out.push_back({false, t.id});
+  auto key = [&](const DeviceWork& w) {
+    return w.kernel ? std::tuple{run.kernels[w.id].correlation, run.kernels[w.id].start_ns, 0}
+                    : std::tuple{run.transfers[w.id].correlation, run.transfers[w.id].start_ns, 1};
   };
-  std::vector<int> rec = tokens(recorded), mea = tokens(measured);
-  const size_t n = rec.size();
-  PassAlignment out;
-  out.measured_ops.resize(n);
-  if (n == 0) return out;
-  size_t best_prefix = 0, best_at = 0;
-  for (size_t p = 0; p + n <= mea.size();) {
-    size_t k = 0;
-    while (k < n && mea[p + k] == rec[k]) ++k;
-    if (k == n) {
-      for (size_t i = 0; i < n; ++i) out.measured_ops[i].push_back(static_cast<int64_t>(p + i));
-      ++out.repeats;
-      p += n;
-    } else {
-      if (k > best_prefix) best_prefix = k, best_at = p;
-      ++p;
+  std::stable_sort(out.begin(), out.end(), [&](const DeviceWork& x, const DeviceWork& y) { return key(x) < key(y); });
+  return out;
+}
+
+std::string DeviceWorkKey(const Run& run, const DeviceWork& w) {
+  if (!w.kernel) {
+    const Transfer& t = run.transfers[w.id];
+    return fmt::format("{}|{}", t.kind, t.bytes);
+  }
+  const Kernel& k = run.kernels[w.id];
+  return fmt::format("{}|{}x{}x{}|{}x{}x{}", k.name, k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2]);
+}
+
+namespace {
+
+// Strings to small integers, shared by both passes so equal keys compare equal.
+class Tokens {
+ public:
+  int operator()(const std::string& key) {
+    return ids_.emplace(key, static_cast<int>(ids_.size())).first->second;
+  }
+
+ private:
+  std::unordered_map<std::string, int> ids_;
+};
+
+void CountOutside(const StepAlignment& s, PassAlignment& out, const std::vector<std::string>& names) {
+  for (size_t j = 0; j < s.recorded_of.size(); ++j) {
+    if (s.repetition_of[j] < 0) {
+      ++out.outside;
+    } else if (s.recorded_of[j] < 0) {
+      ++out.unaligned;
+      ++out.unaligned_names[names[j]];
     }
   }
-  if (out.repeats > 0) return out;
-  std::string got = best_at + best_prefix < mea.size() ? measured.ops[best_at + best_prefix].name : "the end";
-  return MakeError(ErrorCode::kInvalidArgument,
-                   fmt::format("the measured pass does not repeat the recorded operators ({} recorded, {} "
-                               "measured; the closest repetition differs at recorded op {}: {} vs {})",
-                               n, mea.size(), best_prefix, recorded.ops[best_prefix].name, got));
+  out.repeats = static_cast<int64_t>(s.repetitions.size());
+  for (const auto& r : s.repetitions) out.exact += r.exact;
+  out.step_items = s.step_end - s.step_begin;
+}
+
+Result<PassAlignment> ByOperators(const Run& recorded, const Run& measured) {
+  Tokens tokens;
+  std::vector<int> rec, mea;
+  std::vector<std::string> names;
+  for (const auto& op : recorded.ops) rec.push_back(tokens(OpSignature(recorded, op)));
+  for (const auto& op : measured.ops) {
+    mea.push_back(tokens(OpSignature(measured, op)));
+    names.push_back(op.name);
+  }
+  auto steps = AlignSteps(rec, mea, "operators");
+  if (!steps.ok()) return steps.error();
+  PassAlignment out;
+  CountOutside(*steps, out, names);
+  out.measured_ops.assign(recorded.ops.size(), std::vector<int64_t>(out.repeats, kNone));
+  out.op_rep = steps->repetition_of;
+  std::vector<int64_t> recorded_op(measured.ops.size(), kNone);
+  for (size_t m = 0; m < measured.ops.size(); ++m)
+    if (int64_t r = steps->recorded_of[m]; r >= 0 && steps->repetition_of[m] >= 0) {
+      out.measured_ops[r][steps->repetition_of[m]] = static_cast<int64_t>(m);
+      recorded_op[m] = r;
+    }
+  // Device work of a measured op belongs to its recorded counterpart.
+  auto place = [&](int64_t op, int32_t* rep, int64_t* rec_op) {
+    *rep = -1;
+    *rec_op = kNone;
+    if (op < 0 || op >= static_cast<int64_t>(measured.ops.size())) return;
+    *rep = out.op_rep[op];
+    *rec_op = recorded_op[op];
+  };
+  out.kernel_rep.resize(measured.kernels.size());
+  out.kernel_op.resize(measured.kernels.size());
+  for (size_t k = 0; k < measured.kernels.size(); ++k)
+    place(measured.kernels[k].op, &out.kernel_rep[k], &out.kernel_op[k]);
+  out.transfer_rep.resize(measured.transfers.size());
+  out.transfer_op.resize(measured.transfers.size());
+  for (size_t t = 0; t < measured.transfers.size(); ++t) {
+    place(measured.transfers[t].op, &out.transfer_rep[t], &out.transfer_op[t]);
+    if (measured.transfers[t].kind == "sync") out.transfer_rep[t] = -1;
+  }
+  return out;
+}
+
+Result<PassAlignment> ByDeviceWork(const Run& recorded, const Run& measured) {
+  std::vector<DeviceWork> rec_work = DeviceWorkInLaunchOrder(recorded), mea_work = DeviceWorkInLaunchOrder(measured);
+  if (rec_work.empty())
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "its measured pass recorded no operators, so its kernels are matched to the recording pass's, "
+                     "but the recording pass holds no kernels (recorded with kernels off, or by a Magneton that "
+                     "traced none there): record the recording pass again");
+  Tokens tokens;
+  std::vector<int> rec, mea;
+  std::vector<std::string> names;
+  for (const auto& w : rec_work) rec.push_back(tokens(DeviceWorkKey(recorded, w)));
+  for (const auto& w : mea_work) {
+    mea.push_back(tokens(DeviceWorkKey(measured, w)));
+    names.push_back(w.kernel ? measured.kernels[w.id].name : "copy " + measured.transfers[w.id].kind);
+  }
+  auto steps = AlignSteps(rec, mea, "kernels and copies");
+  if (!steps.ok()) return steps.error();
+  PassAlignment out;
+  out.by_device_work = true;
+  CountOutside(*steps, out, names);
+  out.kernel_rep.assign(measured.kernels.size(), -1);
+  out.kernel_op.assign(measured.kernels.size(), kNone);
+  out.transfer_rep.assign(measured.transfers.size(), -1);
+  out.transfer_op.assign(measured.transfers.size(), kNone);
+  for (size_t j = 0; j < mea_work.size(); ++j) {
+    const DeviceWork& w = mea_work[j];
+    int64_t op = kNone;
+    if (int64_t i = steps->recorded_of[j]; i >= 0) {
+      const DeviceWork& r = rec_work[i];
+      op = r.kernel ? recorded.kernels[r.id].op : recorded.transfers[r.id].op;
+    }
+    (w.kernel ? out.kernel_rep : out.transfer_rep)[w.id] = steps->repetition_of[j];
+    (w.kernel ? out.kernel_op : out.transfer_op)[w.id] = op;
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<PassAlignment> AlignPasses(const Run& recorded, const Run& measured) {
+  // A measured pass with operators aligns by them; only kernels, by the device work.
+  bool measured_has_ops = std::any_of(measured.ops.begin(), measured.ops.end(),
+                                      [](const Op& op) { return op.framework != "nvtx"; });
+  return measured_has_ops ? ByOperators(recorded, measured) : ByDeviceWork(recorded, measured);
 }
 
 }  // namespace magneton::analysis

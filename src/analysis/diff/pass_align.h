@@ -1,11 +1,19 @@
 // A recording pass (fingerprints on: values for matching, but slowed by the
-// fingerprinting) and a measured pass (fingerprints off: time and energy as
-// the program really runs) of the same program. The measured pass repeats the
-// recorded operators once or more; this maps each recorded op to the ops at
-// the same position in every repetition, so costs come from the measured pass.
+// fingerprinting) and a measured pass (the program as it runs: time and
+// energy) of the same program. The measured pass repeats the recording's step
+// (step_align.h); this maps its work onto the recording's operators, so that
+// costs come from the measured pass:
+//  - a measured pass with operators (on a CPU, or `ops=True`): operator by
+//    operator, by signature (name, input dtypes and shapes);
+//  - a measured pass without operators (the default on a GPU): kernel by
+//    kernel, by the device work of both passes in launch order (kernel name,
+//    grid and block; copy kind and size), each recorded kernel carrying the
+//    operator that launched it.
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "core/run.h"
@@ -13,17 +21,42 @@
 
 namespace magneton::analysis {
 
-struct PassAlignment {
-  std::vector<std::vector<int64_t>> measured_ops;  // by recorded op id: the measured op ids
-  int64_t repeats = 0;                             // repetitions of the recorded ops found
-};
-
 // Operator key shared by both passes: name and input dtypes and shapes.
 std::string OpSignature(const Run& run, const Op& op);
 
-// Finds the recorded op sequence (in id order, nested ops included) in the
-// measured pass, as many times as it occurs without overlap. Fails naming the
-// first op that differs when it does not occur at all.
+// A kernel or a copy (not a host wait, not the recorder's own work), in
+// launch order: by CUPTI correlation id, which CUDA assigns per API call.
+struct DeviceWork {
+  bool kernel = true;
+  int64_t id = 0;  // Run::kernels or Run::transfers index
+};
+std::vector<DeviceWork> DeviceWorkInLaunchOrder(const Run& run);
+// Its token: "kernel name|grid|block" or "copy kind|bytes".
+std::string DeviceWorkKey(const Run& run, const DeviceWork& w);
+
+struct PassAlignment {
+  bool by_device_work = false;  // the measured pass has no operators
+  int64_t repeats = 0;          // repetitions of the recorded step found
+  int64_t exact = 0;            // ...identical to it, item for item
+  int64_t step_items = 0;       // items in the recorded step (ops, or kernels and copies)
+  // Operators: by recorded op id, the measured op of each repetition (kNone
+  // where that repetition lacks it); by measured op, its repetition (-1: outside).
+  std::vector<std::vector<int64_t>> measured_ops;
+  std::vector<int32_t> op_rep;
+  // By measured kernel and transfer: repetition (-1: outside every one, or
+  // not device work) and the recorded op it belongs to (kNone: none).
+  std::vector<int32_t> kernel_rep, transfer_rep;
+  std::vector<int64_t> kernel_op, transfer_op;
+  // Measured items inside repetitions that align with nothing recorded, and
+  // those outside every repetition (set-up, warm-up, summary); the most
+  // frequent unaligned names with their counts.
+  int64_t unaligned = 0, outside = 0;
+  std::map<std::string, int64_t> unaligned_names;
+};
+
+// Fails, naming what differs, when the measured pass does not repeat the
+// recording's step, or when a measured pass without operators meets a
+// recording without kernels (recorded by an older Magneton).
 Result<PassAlignment> AlignPasses(const Run& recorded, const Run& measured);
 
 }  // namespace magneton::analysis

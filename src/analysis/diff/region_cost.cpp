@@ -32,17 +32,20 @@ CostModel::CostModel(const Run& run, const energy::Attribution& attribution)
   for (const auto& op : run.ops) below(op.id);
 }
 
-void CostModel::UseMeasuredPass(const CostModel* measured, PassAlignment alignment) {
-  measured_ = measured;
+void CostModel::UseMeasuredPass(const Run& measured, const energy::Attribution& energy, PassAlignment alignment) {
+  measured_ = &measured;
+  measured_energy_ = &energy;
   alignment_ = std::move(alignment);
+  timeline_ = BuildStepTimeline(measured, energy, alignment_);
+  TabulateMeasuredCosts();
 }
 
 bool CostModel::energy_measured() const {
   if (time_only_) return false;
-  return measured_ ? measured_->energy_measured() : attribution_.measured;
+  return measured_ ? measured_energy_->measured : attribution_.measured;
 }
 
-bool CostModel::has_kernels() const { return measured_ ? measured_->has_kernels() : !run_.kernels.empty(); }
+bool CostModel::has_kernels() const { return !source_run().kernels.empty(); }
 
 std::vector<int64_t> CostModel::Subtree(int64_t op) const {
   std::vector<int64_t> out{op};
@@ -54,6 +57,10 @@ std::vector<int64_t> CostModel::Subtree(int64_t op) const {
 
 namespace {
 
+// A long measured pass is costed from this many evenly spaced repetitions
+// (each costs a row of doubles per recorded op); medians need no more.
+constexpr int64_t kMaxCostedRepeats = 256;
+
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -63,15 +70,63 @@ double Median(std::vector<double> v) {
 
 }  // namespace
 
+// Per costed repetition, each recorded op's inclusive cost: the device work
+// aligned to it and to the ops nested in it, or, aligned by operators on a run
+// without kernels, its measured counterpart's wall time.
+void CostModel::TabulateMeasuredCosts() {
+  const int64_t reps = alignment_.repeats, n = static_cast<int64_t>(run_.ops.size());
+  costed_.clear();
+  const int64_t costed = std::min(reps, kMaxCostedRepeats);
+  for (int64_t i = 0; i < costed; ++i) costed_.push_back(costed == reps ? i : i * reps / costed);
+  std::vector<int64_t> slot(static_cast<size_t>(reps), -1);  // repetition -> costed index
+  for (size_t i = 0; i < costed_.size(); ++i) slot[costed_[i]] = static_cast<int64_t>(i);
+  rep_j_.assign(static_cast<size_t>(costed * n), 0.0);
+  rep_s_.assign(static_cast<size_t>(costed * n), 0.0);
+  const Run& m = *measured_;
+  const energy::Attribution& e = *measured_energy_;
+  if (m.kernels.empty() && !alignment_.by_device_work) {
+    for (int64_t op = 0; op < n; ++op)
+      for (int64_t c = 0; c < costed; ++c)
+        if (int64_t mo = alignment_.measured_ops[op][costed_[c]]; mo != kNone) {
+          rep_s_[c * n + op] = (m.ops[mo].end_ns - m.ops[mo].start_ns) * 1e-9;
+          rep_j_[c * n + op] = mo < static_cast<int64_t>(e.op_j.size()) && !std::isnan(e.op_j[mo]) ? e.op_j[mo] : 0;
+        }
+    return;
+  }
+  auto add = [&](int32_t rep, int64_t op, int64_t start, int64_t end, double j) {
+    if (rep < 0 || op < 0 || op >= n || slot[rep] < 0) return;
+    const size_t at = static_cast<size_t>(slot[rep] * n + op);
+    rep_s_[at] += (end - start) * 1e-9;
+    rep_j_[at] += std::isnan(j) ? 0 : j;
+  };
+  for (size_t k = 0; k < m.kernels.size(); ++k)
+    add(alignment_.kernel_rep[k], alignment_.kernel_op[k], m.kernels[k].start_ns, m.kernels[k].end_ns,
+        k < e.kernel_j.size() ? e.kernel_j[k] : kUnmeasured);
+  for (size_t t = 0; t < m.transfers.size(); ++t)
+    if (m.transfers[t].kind != "sync")  // a host wait: no device time of its own
+      add(alignment_.transfer_rep[t], alignment_.transfer_op[t], m.transfers[t].start_ns, m.transfers[t].end_ns,
+          t < e.transfer_j.size() ? e.transfer_j[t] : kUnmeasured);
+  // Inclusive: children start after their parent, so ids run parent first.
+  for (int64_t c = 0; c < costed; ++c)
+    for (int64_t op = n - 1; op >= 0; --op)
+      if (int64_t p = run_.ops[op].parent; p >= 0 && p < op) {
+        rep_j_[c * n + p] += rep_j_[c * n + op];
+        rep_s_[c * n + p] += rep_s_[c * n + op];
+      }
+}
+
 CostModel::Launched CostModel::KernelsOf(const std::vector<int64_t>& ops) const {
   std::unordered_set<int64_t> in;
   for (auto op : ops)
     if (op >= 0 && op < static_cast<int64_t>(run_.ops.size()))
-      for (auto o : Subtree(op)) in.insert(measured_ ? alignment_.measured_ops[o].front() : o);
-  const Run& source = measured_ ? measured_->run_ : run_;
-  Launched out{&source, {}};
-  for (const auto& k : source.kernels)
-    if (in.count(k.op)) out.kernels.push_back(&k);
+      for (auto o : Subtree(op)) in.insert(o);
+  Launched out{&source_run(), {}};
+  const auto& kernels = source_run().kernels;
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    const bool ours = measured_ ? alignment_.kernel_rep[k] == 0 && in.count(alignment_.kernel_op[k])
+                                : in.count(kernels[k].op) > 0;
+    if (ours) out.kernels.push_back(&kernels[k]);
+  }
   std::sort(out.kernels.begin(), out.kernels.end(),
             [](const Kernel* x, const Kernel* y) { return x->start_ns < y->start_ns; });
   return out;
@@ -80,7 +135,8 @@ CostModel::Launched CostModel::KernelsOf(const std::vector<int64_t>& ops) const 
 double CostModel::Seconds(int64_t op) const {
   if (!measured_) return OwnSeconds(op);
   std::vector<double> reps;
-  for (auto m : alignment_.measured_ops[op]) reps.push_back(measured_->OwnSeconds(m));
+  const int64_t n = static_cast<int64_t>(run_.ops.size());
+  for (int64_t c = 0; c < costed_repeats(); ++c) reps.push_back(rep_s_[c * n + op]);
   return Median(std::move(reps));
 }
 
@@ -107,8 +163,8 @@ double CostModel::AttributedJoules(int64_t op) const {
 // attribution and times.
 CostModel::OpCost CostModel::OwnCostOf(int64_t op, int64_t rep) const {
   if (!measured_) return {AttributedJoules(op), OwnSeconds(op), false};
-  int64_t m = alignment_.measured_ops[op][rep];
-  return {measured_->AttributedJoules(m), measured_->OwnSeconds(m), false};
+  const size_t at = static_cast<size_t>(rep * static_cast<int64_t>(run_.ops.size()) + op);
+  return {rep_j_[at], rep_s_[at], false};
 }
 
 CostModel::OpCost CostModel::CostOf(int64_t op, int64_t rep) const {
@@ -150,7 +206,7 @@ SideCost CostModel::Cost(const std::vector<int64_t>& ops) const {
   std::vector<int64_t> top;
   for (auto op : ops)
     if (op >= 0 && op < static_cast<int64_t>(run_.ops.size()) && !nested(op)) top.push_back(op);
-  const int64_t reps = measured_ ? std::max<int64_t>(1, alignment_.repeats) : 1;
+  const int64_t reps = std::max<int64_t>(1, costed_repeats());
   std::vector<double> joules(reps, 0), seconds(reps, 0);
   bool any_replay = false, all_replay = true, unknown_joules = false;
   for (int64_t r = 0; r < reps; ++r)
@@ -183,25 +239,14 @@ SideCost CostModel::Cost(const std::vector<int64_t>& ops) const {
 }
 
 SideCost CostModel::WholeRun() const {
-  if (measured_) {
-    SideCost m = measured_->WholeRun();
-    double k = static_cast<double>(std::max<int64_t>(1, alignment_.repeats));
-    m.seconds /= k;
-    // Time per repetition: the period from one repetition's first op to the
-    // next's, which holds every wait and host gap of an iteration but not the
-    // recorder's start and stop (tens of ms, a percent of a short pass).
-    const auto& ops = measured_->run_.ops;
-    if (!alignment_.measured_ops.empty() && alignment_.measured_ops[0].size() >= 2) {
-      const auto& firsts = alignment_.measured_ops[0];  // the first recorded op in each repetition
-      int64_t from = firsts.front(), to = firsts.back();
-      if (from >= 0 && to < static_cast<int64_t>(ops.size()) && ops[to].start_ns > ops[from].start_ns)
-        m.seconds = (ops[to].start_ns - ops[from].start_ns) * 1e-9 / static_cast<double>(firsts.size() - 1);
-    }
-    if (!std::isnan(m.joules)) m.joules /= k;
-    m.instances = {m.cost()};
-    return m;
-  }
   SideCost out;
+  if (measured_) {
+    out.seconds = timeline_.seconds();
+    out.joules = energy_measured() ? timeline_.joules() : kUnmeasured;
+    out.source = energy_measured() ? CostSource::kAttributed : CostSource::kTime;
+    out.instances = {out.cost()};
+    return out;
+  }
   int64_t start = run_.info.start_ns, end = run_.info.end_ns;
   if (end <= start) {  // window not written: span what was recorded
     start = INT64_MAX;

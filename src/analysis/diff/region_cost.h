@@ -6,12 +6,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "analysis/diff/finding.h"
 #include "analysis/diff/pass_align.h"
+#include "analysis/diff/step_timeline.h"
 #include "core/run.h"
 #include "energy/attribution.h"
 
@@ -20,8 +22,10 @@ namespace magneton::analysis {
 class CostModel {
  public:
   CostModel(const Run& run, const energy::Attribution& attribution);
-  // Costs come from `measured` (a measured pass of this run's program, aligned).
-  void UseMeasuredPass(const CostModel* measured, PassAlignment alignment);
+  // Costs come from `measured` (a measured pass of this run's program, with
+  // its attribution), mapped onto this run's ops by `alignment`. Both must
+  // outlive the model.
+  void UseMeasuredPass(const Run& measured, const energy::Attribution& energy, PassAlignment alignment);
 
   bool energy_measured() const;
   // Compares by time even though energy was measured (the other side has none).
@@ -33,21 +37,28 @@ class CostModel {
   bool has_kernels() const;
   bool used_replays() const { return !replay_by_signature_.empty(); }
   int64_t measured_repeats() const { return measured_ ? alignment_.repeats : 0; }
+  const PassAlignment* alignment() const { return measured_ ? &alignment_ : nullptr; }
+  // The run the costs come from (the measured pass when there is one) and its
+  // repetitions on the device timeline.
+  const Run& source_run() const { return measured_ ? *measured_ : run_; }
+  const energy::Attribution& source_energy() const { return measured_ ? *measured_energy_ : attribution_; }
+  const StepTimeline& timeline() const { return timeline_; }
 
   // The cost of these ops; an op nested inside another op of the set counts
   // once. With a measured pass: the median over its repetitions, and
   // SideCost::instances holds each repetition's cost (the noise test uses them).
   SideCost Cost(const std::vector<int64_t>& ops) const;
-  // The recording window: all devices' energy, the run's duration (per
-  // repetition of the recorded ops, with a measured pass).
+  // The whole run per iteration: with a measured pass, one repetition on the
+  // device timeline (step_timeline.h); else the recording window.
   SideCost WholeRun() const;
 
   const std::vector<int64_t>& children(int64_t op) const { return children_[op]; }
+  size_t children_count() const { return children_.size(); }  // the run's ops
   // The op and every op nested in it, in id order.
   std::vector<int64_t> Subtree(int64_t op) const;
   // The kernels these ops launched (nested ops included), by start time, and
   // the run they belong to: the measured pass's first repetition when there
-  // is one (the recording pass also runs the fingerprinting's own kernels).
+  // is one (the recording pass also ran the fingerprinting).
   struct Launched {
     const Run* run = nullptr;
     std::vector<const Kernel*> kernels;
@@ -63,19 +74,27 @@ class CostModel {
     double joules = 0, seconds = 0;
     bool replayed = false;
   };
-  // rep: the repetition of the measured pass to cost from (ignored without one).
+  // rep: the costed repetition of the measured pass (ignored without one).
   OpCost CostOf(int64_t op, int64_t rep) const;
   OpCost OwnCostOf(int64_t op, int64_t rep) const;  // without replays
   double OwnSeconds(int64_t op) const;              // from this run's own records
   double AttributedJoules(int64_t op) const;
+  int64_t costed_repeats() const { return measured_ ? static_cast<int64_t>(costed_.size()) : 1; }
+  void TabulateMeasuredCosts();
 
   const Run& run_;
   const energy::Attribution& attribution_;
   std::vector<std::vector<int64_t>> children_;
   std::unordered_map<std::string, const ReplayMeasurement*> replay_by_signature_;
   std::vector<char> has_replay_below_;  // by op: it or a descendant has a replay
-  const CostModel* measured_ = nullptr;
+  const Run* measured_ = nullptr;
+  const energy::Attribution* measured_energy_ = nullptr;
   PassAlignment alignment_;
+  StepTimeline timeline_;
+  // The repetitions costed (all, or evenly spaced ones of a long pass), and
+  // per costed repetition and recorded op its inclusive joules and seconds.
+  std::vector<int64_t> costed_;
+  std::vector<double> rep_j_, rep_s_;  // [costed index * ops + op]
   bool time_only_ = false;
   bool fastest_ = false;
 };

@@ -32,6 +32,10 @@ Result<LaunchIndex::LinkCounts> LaunchIndex::LinkByTime(const std::vector<Op>& o
   LinkCounts counts;
   for (auto& [kernel, op] : kernel_op_) {
     ++counts.kernels;
+    if (op == kRecorderWork) {
+      ++counts.recorder_work;
+      continue;
+    }
     if (op != kNone) {
       ++counts.by_correlation;
       continue;
@@ -73,22 +77,23 @@ class CuptiCorrelation : public KernelCorrelation {
 }  // namespace
 
 Result<std::unique_ptr<KernelCorrelation>> KernelCorrelation::Start(RunWriter* writer, std::vector<Device>* devices,
-                                                                   std::mutex* writer_mutex) {
+                                                                   std::mutex* writer_mutex, bool all_api_calls) {
   TracerOptions options;
   options.devices = devices;
   options.writer_mutex = writer_mutex;
-  // Every API call: kernels reach their op through the external correlation
-  // records, which come with the API records. With only the launch-like calls
-  // enabled one by one (the CLI's default), a recording inside torch on the
-  // H200 got no API rows and no external correlation: 0 of 140 kernels
-  // linked (2026-12-03); with every API call on, 235 of 235 (2026-12-02).
-  options.api_calls = ApiCalls::kAll;
+  // Linking kernels to ops needs every API call: the external correlation
+  // records come with the API records. With only the launch-like calls
+  // enabled one by one, a recording inside torch on the H200 got no API rows
+  // and no external correlation: 0 of 140 kernels linked (2026-12-03); with
+  // every API call on, 235 of 235 (2026-12-02).
+  options.api_calls = all_api_calls ? ApiCalls::kAll : ApiCalls::kLaunches;
   auto tracer = CuptiTracer::Start(writer, options);
   if (!tracer.ok()) return tracer.error();
   return std::unique_ptr<KernelCorrelation>(new CuptiCorrelation(std::move(tracer.value())));
 }
 #else
-Result<std::unique_ptr<KernelCorrelation>> KernelCorrelation::Start(RunWriter*, std::vector<Device>*, std::mutex*) {
+Result<std::unique_ptr<KernelCorrelation>> KernelCorrelation::Start(RunWriter*, std::vector<Device>*, std::mutex*,
+                                                                   bool) {
   return MakeError(ErrorCode::kUnavailable, "kernel tracing: this build has no CUPTI tracer");
 }
 #endif

@@ -55,6 +55,7 @@ class LaunchIndex : public RunWriter {
     int64_t kernels = 0;
     int64_t by_correlation = 0;  // external correlation id (op pushed around the launch)
     int64_t by_time = 0;         // time window on the launching thread
+    int64_t recorder_work = 0;   // the recorder's own kernels (kRecorderWork)
   };
   // Links kernels that have no op yet; `ops` are the run's ops (ids dense),
   // `thread_ids` maps CUPTI's thread ids (pthread ids) to the ids ops carry.
@@ -76,10 +77,12 @@ class KernelCorrelation {
  public:
   // Starts the in-process CUPTI tracer writing kernels into `writer`; GPUs
   // are matched against the run's device table `devices`, which the tracer
-  // may append to while holding `writer_mutex`. kUnavailable when this build
-  // has no tracer or CUPTI cannot start.
+  // may append to while holding `writer_mutex`. `all_api_calls`: every CUDA
+  // API call becomes a row (needed for external correlation), else only the
+  // launch-like ones (api_selection.h). kUnavailable when this build has no
+  // tracer or CUPTI cannot start.
   static Result<std::unique_ptr<KernelCorrelation>> Start(RunWriter* writer, std::vector<Device>* devices,
-                                                          std::mutex* writer_mutex);
+                                                          std::mutex* writer_mutex, bool all_api_calls);
   virtual ~KernelCorrelation() = default;
   virtual void Push(uint64_t op_id) = 0;  // on the op's thread, at op start
   virtual void Pop() = 0;                 // same thread, at op end

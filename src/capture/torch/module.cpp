@@ -52,6 +52,7 @@ py::dict SummaryDict(const RecordSummary& s) {
   d["kernels"] = s.kernels;
   d["kernels_by_correlation"] = s.kernels_by_correlation;
   d["kernels_by_time"] = s.kernels_by_time;
+  d["recorder_kernels"] = s.recorder_kernels;
   d["energy_series"] = s.energy_series;
   return d;
 }
@@ -65,14 +66,15 @@ FingerprintOptions FingerprintOpts(int quantiles, int singular_values, int64_t m
   return o;
 }
 
-std::unique_ptr<Recorder> StartRecorder(const std::string& path, bool overwrite, bool fingerprints, bool stacks,
-                                        bool kernels, const std::string& energy, const std::string& command,
+std::unique_ptr<Recorder> StartRecorder(const std::string& path, bool overwrite, bool fingerprints, bool ops,
+                                        bool stacks, bool kernels, const std::string& energy, const std::string& command,
                                         const std::vector<py::dict>& devices, int quantiles,
                                         int singular_values, int64_t max_numel, int64_t max_side) {
   RecorderOptions o;
   o.path = path;
   o.overwrite = overwrite;
   o.fingerprints = fingerprints;
+  o.ops = ops || fingerprints;  // values need their operators
   o.stacks = stacks;
   o.kernels = kernels;
   o.energy = energy;
@@ -148,7 +150,7 @@ PYBIND11_MODULE(_torch, m) {
 
   py::class_<Recorder>(m, "Recorder")
       .def(py::init(&StartRecorder), py::arg("path"), py::arg("overwrite") = false,
-           py::arg("fingerprints") = false, py::arg("stacks") = true, py::arg("kernels") = true,
+           py::arg("fingerprints") = false, py::arg("ops") = true, py::arg("stacks") = true, py::arg("kernels") = true,
            py::arg("energy") = "none", py::arg("command") = "", py::arg("devices") = std::vector<py::dict>{},
            py::arg("quantiles") = 33, py::arg("singular_values") = 8, py::arg("spectra_max_numel") = 1 << 24,
            py::arg("spectra_max_side") = 4096)

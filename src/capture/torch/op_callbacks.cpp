@@ -133,10 +133,28 @@ const OpSchemaInfo* SchemaOf(const at::RecordFunction& fn, RecorderState& st) {
   return &st.schema_store.back();
 }
 
+// The fingerprints' own kernels carry kRecorderWork instead of an op id, so
+// that a recording pass's op-to-kernel links hold the program's kernels only.
+class RecorderWorkScope {
+ public:
+  explicit RecorderWorkScope(RecorderState& st) : kernels_(st.kernels.get()) {
+    if (kernels_) kernels_->Push(static_cast<uint64_t>(kRecorderWork));
+  }
+  ~RecorderWorkScope() {
+    if (kernels_) kernels_->Pop();
+  }
+  RecorderWorkScope(const RecorderWorkScope&) = delete;
+  RecorderWorkScope& operator=(const RecorderWorkScope&) = delete;
+
+ private:
+  KernelCorrelation* kernels_;
+};
+
 // Fingerprints `todo` (tensor row, value) outside the lock and stores them.
 void FingerprintRows(RecorderState& st, std::vector<std::pair<int64_t, at::Tensor>>& todo) {
   std::vector<std::pair<int64_t, Result<Fingerprint>>> done;
   done.reserve(todo.size());
+  RecorderWorkScope scope(st);
   for (auto& [row, t] : todo) done.emplace_back(row, ComputeFingerprint(t, st.options.fingerprint));
   std::lock_guard<std::mutex> lock(st.mu);
   for (auto& [row, fp] : done) {
@@ -295,6 +313,7 @@ void RecordOpEnd(const at::RecordFunction& fn, at::ObserverContext* base) {
   KeyOutputs(st, outs, viewed, written);
   if (st.options.fingerprints) {  // the recording pass: compute outside the lock
     lock.unlock();
+    RecorderWorkScope scope(st);
     for (auto& o : outs) {
       if (!o.usable) continue;
       auto fp = ComputeFingerprint(o.tensor, st.options.fingerprint);
@@ -379,6 +398,7 @@ Status InstallCallbacks(const std::shared_ptr<RecorderState>& state) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "magneton.record: a recording is already active in this process");
   state->active.store(true);
+  if (!state->options.ops) return Status::Ok();  // the measured pass: no per-op work at all
   at::RecordFunctionCallback cb(&OnOpStart, &OnOpEnd);
   cb.needsInputs(true).needsOutputs(true).scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION});
   state->callback = at::addGlobalCallback(cb);

@@ -38,6 +38,49 @@ void Keep(Status s, Status* first) {
   if (!s.ok() && first->ok()) *first = std::move(s);
 }
 
+// Whether the tracer records every CUDA API call: linking kernels to ops
+// needs it (kernel_link.h); the measured pass without ops records only the
+// launch-like calls, which cost far less on launch-bound programs.
+// MAGNETON_TORCH_API=all|launches overrides.
+bool AllApiCalls(const RecorderOptions& o) {
+  const char* env = std::getenv("MAGNETON_TORCH_API");
+  if (env && std::string(env) == "all") return true;
+  if (env && std::string(env) == "launches") return false;
+  return o.ops;
+}
+
+// CUPTI is touched only here, inside record(), never at import. Any failure
+// (another subscriber such as kineto, no CUPTI) leaves the run without
+// kernels, with a Stat saying why. MAGNETON_TORCH_KERNELS=0 keeps CUPTI out
+// of the process altogether. With ops, kernels reach their op through the
+// op id pushed around it (LaunchIndex links the rest by time); without ops
+// they go straight to the file.
+void StartKernelTracing(RecorderState& st) {
+  const char* env = std::getenv("MAGNETON_TORCH_KERNELS");
+  if (env && std::string(env) == "0") {
+    st.stats.push_back(Stat{"kernel_tracing_unavailable", "info", 1, "MAGNETON_TORCH_KERNELS=0"});
+    return;
+  }
+  RunWriter* target = st.writer.get();
+  if (st.options.ops) {
+    st.launches = std::make_unique<LaunchIndex>(st.writer.get());
+    target = st.launches.get();
+  }
+  Result<std::unique_ptr<KernelCorrelation>> kernels = MakeError(ErrorCode::kUnavailable, "kernel tracing failed");
+  try {
+    kernels = KernelCorrelation::Start(target, &st.devices, &st.writer_mu, AllApiCalls(st.options));
+  } catch (const std::exception& e) {
+    kernels = MakeError(ErrorCode::kUnavailable, std::string("kernel tracing: ") + e.what());
+  }
+  if (kernels.ok()) {
+    st.kernels = std::move(kernels.value());
+    st.summary.kernel_tracer = true;
+  } else {
+    st.launches.reset();
+    st.stats.push_back(Stat{"kernel_tracing_unavailable", "info", 1, kernels.error().message});
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Recorder>> Recorder::Start(const RecorderOptions& options) {
@@ -50,7 +93,8 @@ Result<std::unique_ptr<Recorder>> Recorder::Start(const RecorderOptions& options
   info.magneton_version = MAGNETON_VERSION;
   if (info.host.empty()) info.host = HostName();
 
-  // Refuse a second recording before touching any file.
+  // Refuse a second recording before touching any file. Without ops no
+  // callback is installed: the recording is only claimed.
   MAGNETON_RETURN_IF_ERROR(InstallCallbacks(st));
   st->active.store(false);  // nothing is recorded until the writer is ready
   auto fail = [&](Error e) -> Result<std::unique_ptr<Recorder>> {
@@ -73,31 +117,7 @@ Result<std::unique_ptr<Recorder>> Recorder::Start(const RecorderOptions& options
 
   bool has_gpu = false;
   for (const auto& d : options.devices) has_gpu |= d.kind == "gpu";
-  // The recording pass (fingerprints) launches its own kernels inside ops'
-  // correlation scopes; kernels are traced in the measured pass only.
-  // CUPTI is touched only here, inside record(), never at import. Any failure
-  // (another subscriber such as kineto, no CUPTI) leaves kernels to the
-  // time-window linking of whatever traced them, with a Stat saying why.
-  // MAGNETON_TORCH_KERNELS=0 keeps CUPTI out of the process altogether.
-  const char* kernels_env = std::getenv("MAGNETON_TORCH_KERNELS");
-  const bool kernels_off = kernels_env && std::string(kernels_env) == "0";
-  if (options.kernels && has_gpu && !options.fingerprints && kernels_off)
-    st->stats.push_back(Stat{"kernel_tracing_unavailable", "info", 1, "MAGNETON_TORCH_KERNELS=0"});
-  if (options.kernels && has_gpu && !options.fingerprints && !kernels_off) {
-    st->launches = std::make_unique<LaunchIndex>(st->writer.get());
-    Result<std::unique_ptr<KernelCorrelation>> kernels = MakeError(ErrorCode::kUnavailable, "kernel tracing failed");
-    try {
-      kernels = KernelCorrelation::Start(st->launches.get(), &st->devices, &st->writer_mu);
-    } catch (const std::exception& e) {
-      kernels = MakeError(ErrorCode::kUnavailable, std::string("kernel tracing: ") + e.what());
-    }
-    if (kernels.ok()) {
-      st->kernels = std::move(kernels.value());
-      st->summary.kernel_tracer = true;
-    } else {
-      st->stats.push_back(Stat{"kernel_tracing_unavailable", "info", 1, kernels.error().message});
-    }
-  }
+  if (options.kernels && has_gpu) StartKernelTracing(*st);
   st->active.store(true);
   return std::unique_ptr<Recorder>(new Recorder(std::move(st)));
 }
@@ -129,14 +149,20 @@ Result<RecordSummary> Recorder::Stop() {
     Status stopped = st.kernels->Stop();  // kernels reach the writer now
     if (!stopped.ok())
       st.stats.push_back(Stat{"kernel_tracing_failed", "data_loss", 1, stopped.message()});
+  }
+  if (st.launches) {
     std::lock_guard<std::mutex> lock(st.mu);
     auto linked = st.launches->LinkByTime(st.ops, st.thread_ids);
     if (linked.ok()) {
       st.summary.kernels = linked->kernels;
       st.summary.kernels_by_correlation = linked->by_correlation;
       st.summary.kernels_by_time = linked->by_time;
+      st.summary.recorder_kernels = linked->recorder_work;
+      if (linked->recorder_work)
+        st.stats.push_back(Stat{"recorder_kernels", "info", linked->recorder_work,
+                                "kernels the fingerprinting launched, marked as the recorder's own work"});
       // An unlinked kernel's energy belongs to no operator: the diff cannot see it.
-      if (int64_t lost = linked->kernels - linked->by_correlation - linked->by_time; lost > 0)
+      if (int64_t lost = linked->kernels - linked->by_correlation - linked->by_time - linked->recorder_work; lost > 0)
         st.stats.push_back(Stat{"kernels_not_linked", "data_loss", lost,
                                 std::to_string(lost) + " of " + std::to_string(linked->kernels) +
                                     " kernels are linked to no operator (no external correlation record and "

@@ -26,9 +26,13 @@ struct RecorderOptions {
   std::string path;
   bool overwrite = false;
   bool fingerprints = false;   // the recording pass; off for the measured pass
+  // One Op row per ATen call (RecordFunction callbacks). Off: the measured
+  // pass as the program runs, with kernels, copies and API calls from CUPTI
+  // and no per-operator work at all (docs/recording.md).
+  bool ops = true;
   bool stacks = true;          // Python stacks of top-level ops
-  bool kernels = true;         // CUPTI tracer in-process, when this build has it (measured pass only:
-                               // ignored with fingerprints, whose own kernels would pollute the ops)
+  bool kernels = true;         // CUPTI tracer in-process, when this build has it; in a recording pass
+                               // the fingerprints' own kernels are marked kRecorderWork
   std::string energy = "none"; // "none", "nvml", "auto" (every sampler the machine offers)
   FingerprintOptions fingerprint;
   RunInfo info;
@@ -47,6 +51,7 @@ struct RecordSummary {
   int64_t kernels = 0;
   int64_t kernels_by_correlation = 0;  // linked through the op id pushed around the launch
   int64_t kernels_by_time = 0;         // linked by time window on the launching thread
+  int64_t recorder_kernels = 0;        // launched by the fingerprinting (kRecorderWork)
   int64_t energy_series = 0;
 };
 

@@ -91,7 +91,8 @@ inline uint64_t SeqKey(uint64_t thread, int64_t sequence) {
   return (thread << 40) ^ static_cast<uint64_t>(sequence);
 }
 
-// Installs/removes the global RecordFunction callbacks for `state`.
+// Claims the process's one recording for `state` and, with options.ops,
+// installs the global RecordFunction callbacks; RemoveCallbacks undoes both.
 Status InstallCallbacks(const std::shared_ptr<RecorderState>& state);
 void RemoveCallbacks(const std::shared_ptr<RecorderState>& state);
 

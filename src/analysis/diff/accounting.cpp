@@ -1,0 +1,81 @@
+#include "analysis/diff/accounting.h"
+
+#include <cmath>
+#include <unordered_set>
+
+namespace magneton::analysis {
+
+IterationAccount AccountIteration(const CostModel& cost, const std::vector<char>& in_region, bool energy) {
+  IterationAccount out;
+  const PassAlignment* al = cost.alignment();
+  const StepTimeline& tl = cost.timeline();
+  if (!al || tl.steps.empty()) return out;
+  out.available = true;
+  out.on_device = tl.on_device;
+  out.energy = energy;
+  std::unordered_set<int32_t> full;  // the repetitions averaged
+  for (size_t i = 0; i < tl.steps.size(); ++i)
+    if (tl.full_period(i)) full.insert(tl.steps[i].rep);
+  out.periods = static_cast<int64_t>(full.size());
+
+  // Each item of a full period goes to its operator's category: joules from
+  // the attribution, or device seconds.
+  const Run& run = cost.source_run();
+  const energy::Attribution& e = cost.source_energy();
+  double region = 0, unmatched = 0, stray = 0;
+  auto add = [&](int32_t rep, int64_t op, double value) {
+    if (!full.count(rep) || std::isnan(value)) return;
+    if (op < 0 || op >= static_cast<int64_t>(in_region.size())) stray += value;
+    else (in_region[op] ? region : unmatched) += value;
+  };
+  if (tl.on_device) {
+    for (size_t k = 0; k < run.kernels.size(); ++k)
+      add(al->kernel_rep[k], al->kernel_op[k],
+          energy ? e.kernel_j[k] : (run.kernels[k].end_ns - run.kernels[k].start_ns) * 1e-9);
+    for (size_t t = 0; t < run.transfers.size(); ++t)
+      if (run.transfers[t].kind != "sync")
+        add(al->transfer_rep[t], al->transfer_op[t],
+            energy ? e.transfer_j[t] : (run.transfers[t].end_ns - run.transfers[t].start_ns) * 1e-9);
+  } else {
+    // A CPU run: top-level measured ops, each standing for its recorded op.
+    for (int64_t op = 0; op < static_cast<int64_t>(al->measured_ops.size()); ++op) {
+      if (op >= static_cast<int64_t>(in_region.size())) break;
+      for (size_t r = 0; r < al->measured_ops[op].size(); ++r) {
+        int64_t m = al->measured_ops[op][r];
+        if (m == kNone || run.ops[m].parent != kNone) continue;
+        double v = energy ? (m < static_cast<int64_t>(e.op_j.size()) ? e.op_j[m] : kUnmeasured)
+                          : (run.ops[m].end_ns - run.ops[m].start_ns) * 1e-9;
+        add(static_cast<int32_t>(r), op, v);
+      }
+    }
+  }
+  const double n = std::max<double>(1, static_cast<double>(out.periods));
+  region /= n, unmatched /= n, stray /= n;
+  out.seconds = tl.seconds();
+  out.host_seconds = tl.host_seconds();
+  out.busy_seconds = tl.busy_seconds();
+  out.idle_seconds = tl.idle_seconds();
+  if (energy) {
+    out.total = tl.joules();
+    out.idle = tl.idle_joules();
+    out.run = tl.run_j;
+    out.outside = tl.outside_joules();
+  } else {
+    // Kernels on several streams overlap: their seconds are scaled to the busy time.
+    double items = region + unmatched + stray;
+    double scale = items > 0 ? out.busy_seconds / items : 0;
+    region *= scale, unmatched *= scale, stray *= scale;
+    out.total = out.seconds;
+    out.idle = out.idle_seconds;
+    out.run = tl.run_s;
+    out.outside = kUnmeasured;
+  }
+  out.regions = region;
+  out.unmatched = unmatched;
+  // What the device did in the iteration that no recorded operator accounts
+  // for (unaligned kernels, work straddling the windows' edges).
+  out.unattributed = out.total - region - unmatched - out.idle;
+  return out;
+}
+
+}  // namespace magneton::analysis

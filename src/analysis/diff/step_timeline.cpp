@@ -1,0 +1,152 @@
+#include "analysis/diff/step_timeline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <unordered_map>
+
+namespace magneton::analysis {
+
+namespace {
+
+struct Span {
+  int64_t start, end;
+  int32_t device;
+  int64_t correlation;
+};
+
+// Over StepTimeline::full_period windows.
+template <class F>
+double MeanOverPeriods(const std::vector<StepWindow>& steps, F value) {
+  if (steps.empty()) return 0;
+  const size_t n = steps.size() > 1 ? steps.size() - 1 : 1;
+  double sum = 0;
+  for (size_t i = 0; i < n; ++i) sum += value(steps[i]);
+  return sum / static_cast<double>(n);
+}
+
+// Busy stretches of `spans` inside [from, to), merged; returns the idle gaps.
+std::vector<std::pair<int64_t, int64_t>> IdleGaps(std::vector<Span> spans, int64_t from, int64_t to, int64_t* busy) {
+  std::sort(spans.begin(), spans.end(), [](const Span& x, const Span& y) { return x.start < y.start; });
+  std::vector<std::pair<int64_t, int64_t>> gaps;
+  int64_t cursor = from;
+  *busy = 0;
+  for (const Span& s : spans) {
+    int64_t a = std::max(s.start, cursor), b = std::min(s.end, to);
+    if (s.start > cursor && cursor < to) gaps.emplace_back(cursor, std::min(s.start, to));
+    if (b > a) {
+      *busy += b - a;
+      cursor = b;
+    }
+    if (cursor >= to) break;
+  }
+  if (cursor < to) gaps.emplace_back(cursor, to);
+  return gaps;
+}
+
+}  // namespace
+
+double StepTimeline::seconds() const {
+  return MeanOverPeriods(steps, [](const StepWindow& w) { return (w.end_ns - w.start_ns) * 1e-9; });
+}
+
+double StepTimeline::host_seconds() const {
+  if (!on_device) return seconds();
+  if (steps.size() < 2) return kUnmeasured;
+  for (const auto& w : steps)
+    if (w.launch_ns < 0) return kUnmeasured;
+  return (steps.back().launch_ns - steps.front().launch_ns) * 1e-9 / static_cast<double>(steps.size() - 1);
+}
+
+double StepTimeline::busy_seconds() const {
+  return MeanOverPeriods(steps, [](const StepWindow& w) { return w.busy_ns * 1e-9; });
+}
+
+double StepTimeline::joules() const {
+  return MeanOverPeriods(steps, [](const StepWindow& w) { return w.joules; });
+}
+
+double StepTimeline::idle_joules() const {
+  return MeanOverPeriods(steps, [](const StepWindow& w) { return w.idle_j; });
+}
+
+double StepTimeline::outside_joules() const {
+  double in = 0;
+  for (const auto& w : steps) in += w.joules;
+  return run_j - in;
+}
+
+StepTimeline BuildStepTimeline(const Run& run, const energy::Attribution& energy, const PassAlignment& al) {
+  StepTimeline out;
+  std::vector<std::vector<Span>> reps(static_cast<size_t>(std::max<int64_t>(0, al.repeats)));
+  auto add = [&](int32_t rep, const Span& s) {
+    if (rep >= 0 && rep < static_cast<int32_t>(reps.size()) && s.end >= s.start) reps[rep].push_back(s);
+  };
+  for (size_t k = 0; k < run.kernels.size() && k < al.kernel_rep.size(); ++k) {
+    const Kernel& x = run.kernels[k];
+    add(al.kernel_rep[k], {x.start_ns, x.end_ns, x.device, x.correlation});
+    out.on_device = true;
+  }
+  for (size_t t = 0; t < run.transfers.size() && t < al.transfer_rep.size(); ++t) {
+    const Transfer& x = run.transfers[t];
+    if (x.kind == "sync") continue;
+    add(al.transfer_rep[t], {x.start_ns, x.end_ns, x.device, x.correlation});
+  }
+  if (!out.on_device)  // a run without device work: its top-level operators
+    for (size_t o = 0; o < run.ops.size() && o < al.op_rep.size(); ++o)
+      if (run.ops[o].parent == kNone) add(al.op_rep[o], {run.ops[o].start_ns, run.ops[o].end_ns, kHostDevice, 0});
+
+  std::unordered_map<int64_t, int64_t> launch_of;  // correlation -> API call start
+  for (const auto& a : run.api_calls) launch_of.try_emplace(a.correlation, a.start_ns);
+  std::set<int32_t> devices;
+  if (!out.on_device)
+    for (const auto& d : energy.devices) devices.insert(d.device);
+
+  for (size_t r = 0; r < reps.size(); ++r) {
+    const auto& spans = reps[r];
+    if (spans.empty()) continue;
+    StepWindow w;
+    w.rep = static_cast<int32_t>(r);
+    w.start_ns = INT64_MAX;
+    w.end_ns = INT64_MIN;
+    int64_t first_corr = INT64_MAX;
+    for (const Span& s : spans) {
+      w.start_ns = std::min(w.start_ns, s.start);
+      w.end_ns = std::max(w.end_ns, s.end);
+      if (s.correlation > 0) first_corr = std::min(first_corr, s.correlation);
+      if (out.on_device) devices.insert(s.device);
+    }
+    if (auto it = launch_of.find(first_corr); it != launch_of.end()) w.launch_ns = it->second;
+    if (!out.on_device) w.launch_ns = w.start_ns;
+    out.steps.push_back(w);
+  }
+  // A window runs to the next one's start: its idle tail is its own.
+  for (size_t i = 0; i + 1 < out.steps.size(); ++i)
+    out.steps[i].end_ns = std::max(out.steps[i].start_ns, out.steps[i + 1].start_ns);
+
+  auto joules = [&](int64_t from, int64_t to) {
+    double j = 0;
+    for (int32_t d : devices) j += energy.Between(d, from, to);
+    return devices.empty() || !energy.measured ? kUnmeasured : j;
+  };
+  size_t w_index = 0;
+  for (size_t r = 0; r < reps.size(); ++r) {
+    if (reps[r].empty()) continue;
+    StepWindow& w = out.steps[w_index++];
+    std::vector<Span> spans;  // the items overlapping the window: its own and its neighbours'
+    for (size_t q = r > 0 ? r - 1 : 0; q <= r + 1 && q < reps.size(); ++q)
+      for (const Span& s : reps[q])
+        if (s.end > w.start_ns && s.start < w.end_ns) spans.push_back(s);
+    auto gaps = IdleGaps(std::move(spans), w.start_ns, w.end_ns, &w.busy_ns);
+    w.joules = joules(w.start_ns, w.end_ns);
+    w.idle_j = 0;
+    for (auto [a, b] : gaps) w.idle_j += joules(a, b);
+  }
+  int64_t start = run.info.start_ns, end = run.info.end_ns;
+  if (end <= start && !out.steps.empty()) start = out.steps.front().start_ns, end = out.steps.back().end_ns;
+  out.run_s = (end - start) * 1e-9;
+  out.run_j = joules(start, end);
+  return out;
+}
+
+}  // namespace magneton::analysis

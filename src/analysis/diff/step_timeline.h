@@ -1,0 +1,54 @@
+// The repetitions of a measured pass on the device timeline (docs/diff.md,
+// "Time and energy per iteration"). A GPU-bound loop's host runs ahead of
+// its device, so an iteration's time is where the device spends it: from the
+// start of its first kernel or copy to the start of the next iteration's.
+// Beside it: the host's own period (from the launch calls), the time the
+// device was busy and idle, and the energy of each window and of its idle
+// stretches. A run without device work (a CPU run) has the host's timeline:
+// operators in place of kernels.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "analysis/diff/finding.h"
+#include "analysis/diff/pass_align.h"
+#include "core/run.h"
+#include "energy/attribution.h"
+
+namespace magneton::analysis {
+
+struct StepWindow {
+  int32_t rep = 0;                   // the repetition (pass_align.h)
+  int64_t start_ns = 0, end_ns = 0;  // first item's start .. the next repetition's (the last: its last item's end)
+  int64_t busy_ns = 0;               // with at least one item running
+  int64_t launch_ns = -1;            // host: the launch call of its first item (-1: no launch records)
+  double joules = kUnmeasured;       // energy of the window, on the devices that ran its items
+  double idle_j = kUnmeasured;       // ...of its stretches with nothing running
+};
+
+struct StepTimeline {
+  bool on_device = false;  // windows from kernels and copies; else from operators (host)
+  std::vector<StepWindow> steps;
+  double run_j = kUnmeasured;  // the whole measured run, same devices
+  double run_s = 0;
+
+  // Per-iteration figures average the full periods: every window but the
+  // last, which ends with its last item rather than at the next iteration.
+  bool full_period(size_t window) const { return steps.size() == 1 || window + 1 < steps.size(); }
+  // Per iteration (means over the full periods).
+  double seconds() const;       // device time (host time of a CPU run)
+  double host_seconds() const;  // the host's launch period; NaN without launch records
+  double busy_seconds() const;
+  double idle_seconds() const { return seconds() - busy_seconds(); }
+  double joules() const;         // NaN when unmeasured
+  double idle_joules() const;
+  double outside_joules() const;  // of the whole run, outside every repetition
+};
+
+// `alignment` places the measured run's items in repetitions (pass_align.h);
+// `energy` is that run's attribution.
+StepTimeline BuildStepTimeline(const Run& measured, const energy::Attribution& energy,
+                               const PassAlignment& alignment);
+
+}  // namespace magneton::analysis
