@@ -1,0 +1,245 @@
+"""The measured pass on a GPU: its overhead, and a GPT-2 pair diffed with it.
+
+    python measured_pass.py overhead WORKLOAD --out DIR [--rounds 5] [--seconds 1]
+    python measured_pass.py pair VARIANT --out DIR [--seconds 1.5]
+    python measured_pass.py truth --out DIR [--seconds 3] [--trials 2]
+
+overhead: in one process, the workload's step run plain and inside a measured
+    pass (magneton.record(..., energy="nvml"): CUPTI activity and the samplers,
+    no per-operator work) alternately, ROUNDS times each (plain first in odd
+    rounds, measured first in even ones), about SECONDS per run; then one run
+    of the operator-level measured pass (ops=True) for reference, and a
+    recording pass of one step (fingerprints). Per run: wall and CUDA-event
+    time per step. Writes DIR/WORKLOAD-rec.mgt, DIR/WORKLOAD-m.mgt (the last
+    measured pass) and DIR/WORKLOAD-overhead.json.
+    Workloads: gpt2-1x64 (GPT-2 small, fp16, batch 1 x 64 tokens), gpt2-8x512
+    (the same at 8 x 512) and mlp (24 Linear(1024, 1024) + ReLU, fp32, 64 rows).
+pair: GPT-2 small (fp16, 8 x 512) with attn_implementation VARIANT (eager or
+    sdpa), seed 0: warm-up, a recording pass of one forward, a measured pass of
+    about SECONDS. Writes DIR/VARIANT.mgt and DIR/VARIANT-m.mgt.
+truth: both variants in one process, windows of SECONDS alternated over TRIALS,
+    energy from NVML's counter watched from outside the steps
+    (cases/groundtruth.py): J and s per forward. Writes DIR/truth.json.
+
+GPU_DRY=1 runs the same on the CPU with tiny models (a check of this script).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "cases"))
+import magneton  # noqa: E402
+
+DRY = os.environ.get("GPU_DRY") == "1"
+DEVICE = "cpu" if DRY else "cuda"
+
+
+def sync():
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+
+
+def gpt2(batch: int, seq: int, attn: str = "sdpa"):
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=2, n_embd=64, n_head=2) if DRY else GPT2Config()
+    model = GPT2LMHeadModel._from_config(cfg, attn_implementation=attn).to(DEVICE).eval()
+    if not DRY:
+        model = model.half()
+    ids = torch.randint(0, cfg.vocab_size, (1, 16) if DRY else (batch, seq), device=DEVICE)
+
+    def step():
+        with torch.no_grad():
+            return model(ids).logits
+    return step
+
+
+def mlp():
+    torch.manual_seed(0)
+    layers = []
+    for _ in range(4 if DRY else 24):
+        layers += [torch.nn.Linear(1024, 1024), torch.nn.ReLU()]
+    model = torch.nn.Sequential(*layers).to(DEVICE).eval()
+    x = torch.randn(64, 1024, device=DEVICE)
+
+    def step():
+        with torch.no_grad():
+            return model(x)
+    return step
+
+
+def table_counts(path: Path) -> dict:
+    """Rows per table of a run file, and its API calls by name (the file is SQLite)."""
+    import sqlite3
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    out = {t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+           for t in ("ops", "kernels", "transfers", "api_calls", "ranges")}
+    out["api_names"] = dict(db.execute("SELECT s.value, count(*) FROM api_calls a JOIN strings s ON s.id = a.name "
+                                       "GROUP BY s.value").fetchall())
+    out["stats"] = db.execute("SELECT name, value, description FROM stats").fetchall()
+    db.close()
+    return out
+
+
+WORKLOADS = {"gpt2-1x64": lambda: gpt2(1, 64), "gpt2-8x512": lambda: gpt2(8, 512), "mlp": mlp}
+
+
+def timed(step, n: int) -> dict:
+    """n steps, queued without a sync per step: wall and CUDA-event time per step."""
+    sync()
+    if DEVICE == "cuda":
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        step()
+    if DEVICE == "cuda":
+        e1.record()
+    sync()
+    wall = time.perf_counter() - t0
+    event = e0.elapsed_time(e1) / 1e3 if DEVICE == "cuda" else wall
+    return {"n": n, "wall_ms": wall / n * 1e3, "event_ms": event / n * 1e3}
+
+
+def overhead(args) -> None:
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    step = WORKLOADS[args.workload]()
+    for _ in range(20):
+        step()
+    sync()
+    probe = timed(step, 20)
+    n = max(20, int(args.seconds / max(probe["wall_ms"] * 1e-3, 1e-6)))
+    runs = [dict(mode="plain-before-cupti", round=0, **timed(step, n))]
+    energy = "none" if DRY else "nvml"
+    measured = out / f"{args.workload}-m.mgt"
+    for r in range(1, args.rounds + 1):
+        for mode in (("plain", "measured") if r % 2 else ("measured", "plain")):
+            if mode == "plain":
+                runs.append(dict(mode=mode, round=r, **timed(step, n)))
+                continue
+            t0 = time.perf_counter()
+            rec = magneton.record(str(measured), energy=energy, overwrite=True)
+            rec.__enter__()
+            t1 = time.perf_counter()
+            res = timed(step, n)
+            t2 = time.perf_counter()
+            rec.__exit__(None, None, None)
+            t3 = time.perf_counter()
+            runs.append(dict(mode=mode, round=r, enter_s=t1 - t0, exit_s=t3 - t2, summary=rec.summary, **res))
+    with magneton.record(str(out / f"{args.workload}-ops.mgt"), energy=energy, ops=True, overwrite=True) as rec:
+        res = timed(step, n)
+    runs.append(dict(mode="ops", round=0, summary=rec.summary, **res))
+    with magneton.record(str(out / f"{args.workload}-rec.mgt"), fingerprints=True, overwrite=True) as rec:
+        step()
+        sync()
+    recording = rec.summary
+    counts = table_counts(measured)
+    med = {m: statistics.median(x["wall_ms"] for x in runs if x["mode"] == m) for m in ("plain", "measured")}
+    ev = {m: statistics.median(x["event_ms"] for x in runs if x["mode"] == m) for m in ("plain", "measured")}
+    report = {"workload": args.workload, "steps_per_run": n, "runs": runs, "recording_pass": recording,
+              "median_wall_ms": med, "median_event_ms": ev,
+              "overhead_pct": (med["measured"] / med["plain"] - 1) * 100,
+              "measured_run": counts,
+              "torch": torch.__version__,
+              "gpu": torch.cuda.get_device_name(0) if DEVICE == "cuda" else "cpu"}
+    (out / f"{args.workload}-overhead.json").write_text(json.dumps(report, indent=1, default=str))
+    print(f"{args.workload}: plain {med['plain']:.3f} ms/step, measured {med['measured']:.3f} ms/step "
+          f"({report['overhead_pct']:+.2f}%), ops mode {runs[-1]['wall_ms']:.3f} ms/step; "
+          f"events {ev['plain']:.3f} / {ev['measured']:.3f} ms; measured pass: {counts['kernels']} kernels, "
+          f"{counts['api_calls']} API calls, {counts['ops']} ops")
+
+
+def pair(args) -> None:
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    step = gpt2(8, 512, args.variant)
+    for _ in range(5):
+        step()
+    sync()
+    with magneton.record(str(out / f"{args.variant}.mgt"), fingerprints=True, overwrite=True):
+        step()
+        sync()
+    n = max(20, int(args.seconds / max(timed(step, 10)["wall_ms"] * 1e-3, 1e-6)))
+    with magneton.record(str(out / f"{args.variant}-m.mgt"), energy="none" if DRY else "nvml",
+                         overwrite=True) as rec:
+        for _ in range(n):
+            step()
+        sync()
+    print(f"pair {args.variant}: recording pass and a measured pass of {n} forwards: {rec.summary}")
+
+
+def truth(args) -> None:
+    import groundtruth
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    steps = {v: gpt2(8, 512, v) for v in ("eager", "sdpa")}
+    watch = None if DRY else groundtruth.CounterWatch(groundtruth.Nvml(0))
+    if watch:
+        watch.__enter__()
+    windows = []
+    for v, s in steps.items():  # warm both
+        for _ in range(10):
+            s()
+    sync()
+    for trial in range(args.trials):
+        for v in (("eager", "sdpa") if trial % 2 == 0 else ("sdpa", "eager")):
+            s = steps[v]
+            sync()
+            t0 = time.monotonic_ns()
+            n = 0
+            while time.monotonic_ns() - t0 < args.seconds * 1e9:
+                for _ in range(10):
+                    s()
+                n += 10
+            sync()
+            t1 = time.monotonic_ns()
+            windows.append({"variant": v, "trial": trial, "iters": n, "t0_ns": t0, "t1_ns": t1})
+    if watch:
+        watch.__exit__(None, None, None)
+    result = {}
+    for v in ("eager", "sdpa"):
+        ws = [w for w in windows if w["variant"] == v]
+        s_per = [(w["t1_ns"] - w["t0_ns"]) / 1e9 / w["iters"] for w in ws]
+        j_per = [watch.energy(w["t0_ns"], w["t1_ns"]) / w["iters"] for w in ws] if watch else []
+        result[v] = {"s_per_iter": statistics.mean(s_per), "j_per_iter": statistics.mean(j_per) if j_per else None,
+                     "windows": ws}
+    if result["eager"]["j_per_iter"]:
+        result["saving_pct"] = (1 - result["sdpa"]["j_per_iter"] / result["eager"]["j_per_iter"]) * 100
+    (out / "truth.json").write_text(json.dumps(result, indent=1))
+    print("truth:", {v: {k: result[v][k] for k in ("s_per_iter", "j_per_iter")} for v in ("eager", "sdpa")},
+          "saving %:", result.get("saving_pct"))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(prog="measured_pass.py")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    o = sub.add_parser("overhead")
+    o.add_argument("workload", choices=sorted(WORKLOADS))
+    o.add_argument("--out", required=True)
+    o.add_argument("--rounds", type=int, default=5)
+    o.add_argument("--seconds", type=float, default=1.0)
+    q = sub.add_parser("pair")
+    q.add_argument("variant", choices=("eager", "sdpa"))
+    q.add_argument("--out", required=True)
+    q.add_argument("--seconds", type=float, default=1.5)
+    t = sub.add_parser("truth")
+    t.add_argument("--out", required=True)
+    t.add_argument("--seconds", type=float, default=3.0)
+    t.add_argument("--trials", type=int, default=2)
+    args = p.parse_args()
+    {"overhead": overhead, "pair": pair, "truth": truth}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    main()

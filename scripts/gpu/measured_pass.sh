@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# The measured pass on the GPU machine (issue "The measured pass must be the
+# program as it runs"), in one device call:
+#  1. overhead: plain against measured (CUPTI activity + NVML, no per-operator
+#     work), alternated over ROUNDS in one process, for the MLP (24 x 1024, 64
+#     rows), GPT-2 small fp16 at 1 x 64 and at 8 x 512; each with one run of the
+#     operator-level pass (ops=True) and a recording pass for reference;
+#  2. per-iteration device time: each workload's recording pass diffed against
+#     itself with its measured pass (`per_iteration` in the JSON), beside the
+#     plain run's CUDA-event time;
+#  3. GPT-2 small fp16 8 x 512, eager against sdpa attention (same weights):
+#     recording and measured passes, long-window ground truth (NVML counter),
+#     `magneton diff` (table, JSON, HTML);
+#  4. the command-line two-pass route on a whole script (scripts/gpu/gpt2_script.py:
+#     set-up, a loop, a summary): --fingerprints --iters 1 and a measured pass of
+#     --iters 150 for each attention, then `magneton diff`.
+# Prints a table; files back in $OUT: log.txt, summary.txt, results.tgz (JSON,
+# tables, reports), runs.tar.xz (the run files of 1 and 3).
+#   usage on the device: carry [".gpudeps", ".gpubin"]; OUT=$OUT scripts/gpu/measured_pass.sh
+#   BUDGET seconds (default 540), ROUNDS (default 5), STEPS (default: all of 1 2 3 4)
+# GPU_DRY=1: the same steps on a CPU with tiny models (with scripts/gpu/prebuild.sh's binaries
+# or a build in build/), to try the script:
+#   PATH=~/.cache/magneton/venv-py312/bin:$PATH GPU_DRY=1 OUT=/tmp/mp scripts/gpu/measured_pass.sh
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+start=$(date +%s)
+source scripts/gpu_env.sh
+OUT=${OUT:-/tmp/measured-pass-out}
+BUDGET=${BUDGET:-540}
+ROUNDS=${ROUNDS:-5}
+STEPS=${STEPS:-"1 2 3 4"}
+mkdir -p "$OUT"
+log="$OUT/log.txt"
+: > "$log"
+W=$(mktemp -d /tmp/mp.XXXX)
+mkdir -p "$W/res" "$W/runs"
+export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/python
+py=${MAGNETON_PYTHON:-python3}
+step() { echo "== $* ($(( $(date +%s) - start )) s)" | tee -a "$log"; }
+t() { local s; s=$(cap "$1"); shift; timeout -k 5 "$s" "$@"; }
+has() { [[ " $STEPS " == *" $1 "* ]]; }
+
+dry=${GPU_DRY:-0}
+if [ "$dry" = 1 ]; then
+  M=$PWD/build/magneton
+  script_args=(--tiny)
+  iters_m=20
+else
+  step "binaries"
+  gpu_build magneton magneton_cupti magneton_torch magneton_energy_py >> "$log" 2>&1 || { echo "build failed"; exit 1; }
+  M=$PWD/build-gpu/magneton
+  script_args=()
+  iters_m=150
+  nvidia-smi --query-gpu=name,driver_version,power.draw,temperature.gpu,clocks.sm --format=csv >> "$log" 2>&1
+fi
+
+if has 1; then
+  for w in mlp gpt2-1x64 gpt2-8x512; do
+    step "overhead $w ($ROUNDS rounds)"
+    t 120 $py scripts/gpu/measured_pass.py overhead "$w" --out "$W/runs" --rounds "$ROUNDS" 2>&1 | tail -n 3 | tee -a "$log"
+    cp "$W/runs/$w-overhead.json" "$W/res/" 2>/dev/null
+  done
+fi
+if has 2; then
+  for w in mlp gpt2-1x64 gpt2-8x512; do
+    step "per-iteration device time $w"
+    r=$W/runs/$w
+    t 60 "$M" diff "$r-rec.mgt" "$r-rec.mgt" --measured-a "$r-m.mgt" --measured-b "$r-m.mgt" --json \
+      > "$W/res/$w-self.json" 2>> "$log"
+    echo "  exit $?" >> "$log"
+  done
+fi
+if has 3; then
+  for v in eager sdpa; do
+    step "pair $v"
+    t 90 $py scripts/gpu/measured_pass.py pair "$v" --out "$W/runs" 2>&1 | tail -n 2 | tee -a "$log"
+  done
+  step "ground truth eager vs sdpa"
+  t 90 $py scripts/gpu/measured_pass.py truth --out "$W/res" 2>&1 | tail -n 2 | tee -a "$log"
+  step "diff eager vs sdpa"
+  r=$W/runs
+  t 60 "$M" diff "$r/eager.mgt" "$r/sdpa.mgt" --measured-a "$r/eager-m.mgt" --measured-b "$r/sdpa-m.mgt" \
+    --html "$W/res/pair.html" > "$W/res/pair.txt" 2>&1
+  echo "  exit $?" | tee -a "$log"
+  t 60 "$M" diff "$r/eager.mgt" "$r/sdpa.mgt" --measured-a "$r/eager-m.mgt" --measured-b "$r/sdpa-m.mgt" --json \
+    > "$W/res/pair.json" 2>> "$log"
+  head -n 40 "$W/res/pair.txt" | tee -a "$log"
+fi
+if has 4; then
+  for v in eager sdpa; do
+    step "script route $v"
+    s=$W/runs/script-$v
+    t 90 $py -m magneton record -f -o "$s.mgt" --fingerprints scripts/gpu/gpt2_script.py --attn "$v" --iters 1 \
+      "${script_args[@]}" >> "$log" 2>&1
+    echo "  recording pass exit $?" >> "$log"
+    t 90 $py -m magneton record -f -o "$s-m.mgt" --energy nvml scripts/gpu/gpt2_script.py --attn "$v" \
+      --iters "$iters_m" "${script_args[@]}" >> "$log" 2>&1
+    echo "  measured pass exit $?" >> "$log"
+  done
+  step "diff of the script route"
+  s=$W/runs/script
+  t 60 "$M" diff "$s-eager.mgt" "$s-sdpa.mgt" --measured-a "$s-eager-m.mgt" --measured-b "$s-sdpa-m.mgt" \
+    > "$W/res/script.txt" 2>&1
+  echo "  exit $?" | tee -a "$log"
+  head -n 30 "$W/res/script.txt" | tee -a "$log"
+fi
+
+step "summary"
+$py - "$W/res" > "$OUT/summary.txt" <<'EOF'
+import json, sys
+from pathlib import Path
+res = Path(sys.argv[1])
+print(f"{'workload':<12} {'plain ms':>9} {'measured':>9} {'overhead':>9} {'ops mode':>9} {'event ms':>9} {'device/it':>10} {'dev vs ev':>9} {'api rows':>9}")
+for w in ("mlp", "gpt2-1x64", "gpt2-8x512"):
+    f = res / f"{w}-overhead.json"
+    if not f.exists():
+        continue
+    o = json.loads(f.read_text())
+    ops = [r for r in o["runs"] if r["mode"] == "ops"]
+    dev = None
+    sf = res / f"{w}-self.json"
+    if sf.exists() and sf.stat().st_size:
+        acc = json.loads(sf.read_text())["runs"]["a"].get("per_iteration") or {}
+        dev = acc.get("seconds")
+    ev = o["median_event_ms"]["plain"]
+    devms = dev * 1e3 if dev else float("nan")
+    print(f"{w:<12} {o['median_wall_ms']['plain']:9.3f} {o['median_wall_ms']['measured']:9.3f} "
+          f"{o['overhead_pct']:+8.2f}% {ops[0]['wall_ms'] if ops else float('nan'):9.3f} {ev:9.3f} {devms:10.3f} "
+          f"{(devms / ev - 1) * 100:+8.2f}% {o['measured_run']['api_calls']:9d}")
+t = res / "truth.json"
+if t.exists():
+    tr = json.loads(t.read_text())
+    print("truth:", {v: (tr[v]["j_per_iter"], tr[v]["s_per_iter"]) for v in ("eager", "sdpa")},
+          "saving %", tr.get("saving_pct"))
+p = res / "pair.json"
+if p.exists() and p.stat().st_size:
+    d = json.loads(p.read_text())
+    for side in "ab":
+        acc = d["runs"][side].get("per_iteration") or {}
+        print(f"pair {side}: per iteration {acc.get('total')} {acc.get('unit')} in {acc.get('seconds')} s, "
+              f"matched share {acc.get('matched_share')}")
+    for f in d["findings"][:3]:
+        print(f"  {f['verdict']} {f['label'][:90]} a={f['a']} b={f['b']} saved%={f['saved_pct_of_run']:.1f}")
+EOF
+cat "$OUT/summary.txt"
+(cd "$W" && tar czf "$OUT/results.tgz" res)
+(cd "$W/runs" && tar cJf "$OUT/runs.tar.xz" ./*.mgt 2>/dev/null)
+fit "$OUT/runs.tar.xz"
+ls -la "$OUT" | tee -a "$log"
