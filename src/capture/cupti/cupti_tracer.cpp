@@ -190,11 +190,19 @@ Status Tracer::Init() {
                                   "--only-ranges: every CUDA API call is recorded (--api all), since the "
                                   "launch-only selection records nothing when switched inside NVTX ranges"});
   }
-  // Timestamps on the run's clock, set before any kind is enabled (CUPTI's rule).
-  MAGNETON_RETURN_IF_ERROR(CuptiStatus(cuptiActivityRegisterTimestampCallback(&energy::MagnetonClockNs),
-                                       "cuptiActivityRegisterTimestampCallback"));
-  MAGNETON_RETURN_IF_ERROR(CuptiStatus(cuptiActivityRegisterCallbacks(&Tracer::BufferRequested, &Tracer::BufferCompleted),
-                                       "cuptiActivityRegisterCallbacks"));
+  // Timestamps on the run's clock, set before any kind is enabled (CUPTI's
+  // rule), and the buffer callbacks: once per process. A process that records
+  // twice (a recording pass, then a measured pass) starts a second tracer
+  // after the first enabled kinds, and the registrations persist.
+  static bool registered = false;  // under g_active: one Init at a time
+  if (!registered) {
+    MAGNETON_RETURN_IF_ERROR(CuptiStatus(cuptiActivityRegisterTimestampCallback(&energy::MagnetonClockNs),
+                                         "cuptiActivityRegisterTimestampCallback"));
+    MAGNETON_RETURN_IF_ERROR(CuptiStatus(
+        cuptiActivityRegisterCallbacks(&Tracer::BufferRequested, &Tracer::BufferCompleted),
+        "cuptiActivityRegisterCallbacks"));
+    registered = true;
+  }
   if (Status st = CuptiStatus(cuptiActivityFlushPeriod(kCuptiFlushPeriodMs), "cuptiActivityFlushPeriod"); !st.ok())
     pending_stats_.push_back(Stat{"cupti_flush_period_unavailable", "info", 1,
                                   st.message() + "; records reach the file when a buffer fills and at stop"});
