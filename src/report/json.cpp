@@ -97,6 +97,7 @@ json AccountJson(const analysis::IterationAccount& a) {
           {"unmatched_ops", Num(a.unmatched)},
           {"idle", Num(a.idle)},
           {"unattributed", Num(a.unattributed)},
+          {"waiting", Num(a.waiting)},
           {"matched_share", Num(a.matched_share())},
           {"seconds", Num(a.seconds)},
           {"host_seconds", Num(a.host_seconds)},

@@ -54,14 +54,21 @@ std::string AccountLine(char side, const RunSummary& r, const std::string& unit)
   std::string host = a.on_device && !std::isnan(a.host_seconds)
                          ? fmt::format(", host {}", FormatSeconds(a.host_seconds))
                          : "";
-  std::string line = fmt::format(
-      "  {} per iteration ({} timeline, {} repetitions): {} in {}{}; busy {}, {} {}\n", side,
-      a.on_device ? "device" : "host", a.periods, FormatCost(a.total, unit), FormatSeconds(a.seconds), host,
-      FormatSeconds(a.busy_seconds), a.on_device ? "idle" : "outside operators", FormatSeconds(a.idle_seconds));
+  std::string total = unit == "J" ? fmt::format("{} in {}", FormatCost(a.total, unit), FormatSeconds(a.seconds))
+                                  : FormatSeconds(a.seconds);
+  std::string line = fmt::format("  {} per iteration ({} timeline, {} repetitions): {}{}; busy {}, {} {}\n", side,
+                                 a.on_device ? "device" : "host", a.periods, total, host,
+                                 FormatSeconds(a.busy_seconds), a.on_device ? "idle" : "outside operators",
+                                 FormatSeconds(a.idle_seconds));
   line += fmt::format("      = regions {} ({}) + ops in no region {} ({}) + {} {} ({}) + unattributed {} ({})\n",
                       FormatCost(a.regions, unit), share(a.regions), FormatCost(a.unmatched, unit),
-                      share(a.unmatched), a.on_device ? "idle" : "outside operators", FormatCost(a.idle, unit),
-                      share(a.idle), FormatCost(a.unattributed, unit), share(a.unattributed));
+                      share(a.unmatched), a.on_device ? "idle after the iteration" : "outside operators",
+                      FormatCost(a.idle, unit), share(a.idle), FormatCost(a.unattributed, unit),
+                      share(a.unattributed));
+  if (a.on_device && a.waiting > 0)
+    line += fmt::format("        (the device waiting for launches inside the iteration: {} ({}), counted with the "
+                        "work it waited for)\n",
+                        FormatCost(a.waiting, unit), share(a.waiting));
   return line;
 }
 

@@ -23,19 +23,23 @@ IterationAccount AccountIteration(const CostModel& cost, const std::vector<char>
   const Run& run = cost.source_run();
   const energy::Attribution& e = cost.source_energy();
   double region = 0, unmatched = 0, stray = 0;
-  auto add = [&](int32_t rep, int64_t op, double value) {
+  double waiting = 0;
+  auto add = [&](int32_t rep, int64_t op, double value, const Wait* wait) {
     if (!full.count(rep) || std::isnan(value)) return;
-    if (op < 0 || op >= static_cast<int64_t>(in_region.size())) stray += value;
-    else (in_region[op] ? region : unmatched) += value;
+    const double w = !wait ? 0 : energy ? (std::isnan(wait->joules) ? 0 : wait->joules) : wait->ns * 1e-9;
+    waiting += w;
+    if (op < 0 || op >= static_cast<int64_t>(in_region.size())) stray += value + w;
+    else (in_region[op] ? region : unmatched) += value + w;
   };
   if (tl.on_device) {
     for (size_t k = 0; k < run.kernels.size(); ++k)
       add(al->kernel_rep[k], al->kernel_op[k],
-          energy ? e.kernel_j[k] : (run.kernels[k].end_ns - run.kernels[k].start_ns) * 1e-9);
+          energy ? e.kernel_j[k] : (run.kernels[k].end_ns - run.kernels[k].start_ns) * 1e-9, &tl.kernel_wait[k]);
     for (size_t t = 0; t < run.transfers.size(); ++t)
       if (run.transfers[t].kind != "sync")
         add(al->transfer_rep[t], al->transfer_op[t],
-            energy ? e.transfer_j[t] : (run.transfers[t].end_ns - run.transfers[t].start_ns) * 1e-9);
+            energy ? e.transfer_j[t] : (run.transfers[t].end_ns - run.transfers[t].start_ns) * 1e-9,
+            &tl.transfer_wait[t]);
   } else {
     // A CPU run: top-level measured ops, each standing for its recorded op.
     for (int64_t op = 0; op < static_cast<int64_t>(al->measured_ops.size()); ++op) {
@@ -45,28 +49,33 @@ IterationAccount AccountIteration(const CostModel& cost, const std::vector<char>
         if (m == kNone || run.ops[m].parent != kNone) continue;
         double v = energy ? (m < static_cast<int64_t>(e.op_j.size()) ? e.op_j[m] : kUnmeasured)
                           : (run.ops[m].end_ns - run.ops[m].start_ns) * 1e-9;
-        add(static_cast<int32_t>(r), op, v);
+        add(static_cast<int32_t>(r), op, v, nullptr);
       }
     }
   }
   const double n = std::max<double>(1, static_cast<double>(out.periods));
-  region /= n, unmatched /= n, stray /= n;
+  region /= n, unmatched /= n, stray /= n, waiting /= n;
+  out.waiting = waiting;
   out.seconds = tl.seconds();
   out.host_seconds = tl.host_seconds();
   out.busy_seconds = tl.busy_seconds();
   out.idle_seconds = tl.idle_seconds();
+  // Idle is what no item waited for: the device's tail after an iteration's
+  // last item (the host's time outside operators, on a CPU run).
   if (energy) {
     out.total = tl.joules();
-    out.idle = tl.idle_joules();
+    out.idle = tl.on_device ? tl.tail_joules() : tl.idle_joules();
     out.run = tl.run_j;
     out.outside = tl.outside_joules();
   } else {
-    // Kernels on several streams overlap: their seconds are scaled to the busy time.
+    // Kernels on several streams overlap: their seconds are scaled to the
+    // time the iteration's items hold (busy, plus the waits).
     double items = region + unmatched + stray;
-    double scale = items > 0 ? out.busy_seconds / items : 0;
+    double held = out.busy_seconds + (tl.on_device ? waiting : 0);
+    double scale = items > 0 ? held / items : 0;
     region *= scale, unmatched *= scale, stray *= scale;
     out.total = out.seconds;
-    out.idle = out.idle_seconds;
+    out.idle = tl.on_device ? tl.tail_seconds() : out.idle_seconds;
     out.run = tl.run_s;
     out.outside = kUnmeasured;
   }

@@ -20,7 +20,10 @@ struct IterationAccount {
   bool energy = false;     // the split is of joules (else seconds)
   int64_t periods = 0;     // repetitions averaged
   // Per iteration, in the report's unit: total = regions + unmatched + idle + unattributed.
+  // regions and unmatched hold their work and the device's waits for it
+  // (step_timeline.h); idle is the device's tail after the iteration's last item.
   double total = 0, regions = 0, unmatched = 0, idle = 0, unattributed = 0;
+  double waiting = 0;  // of regions + unmatched + unattributed: the device waiting inside the iteration
   double seconds = 0, host_seconds = kUnmeasured, busy_seconds = 0, idle_seconds = 0;
   double run = kUnmeasured, outside = kUnmeasured;  // the whole measured run, and outside its repetitions
   double matched_share() const { return total > 0 ? regions / total : 0; }

@@ -19,10 +19,12 @@ enum class Verdict { kWaste, kTradeOff, kNoise };
 
 // Strongest evidence first: different operators, same operators but different
 // kernels, same kernels but different launch parameters or input layouts.
+// kTimeline: the same kernels, but the device waits longer for them on one
+// side (the host launches them later: launch-bound, or a synchronization).
 // kHost: the same device work, but one side's process keeps the CPU busier
 // (host_cpu.h). kNone: nothing structural differs (clocks, idle time, or
 // measurement).
-enum class EvidenceClass { kOperators, kKernels, kLaunch, kHost, kNone };
+enum class EvidenceClass { kOperators, kKernels, kLaunch, kTimeline, kHost, kNone };
 
 // Where a cost came from. kTime: no energy was measured, time stands in.
 // kEstimate: CPU energy estimated from CPU time (no RAPL on both sides).
@@ -37,7 +39,9 @@ inline constexpr double kUnmeasured = std::numeric_limits<double>::quiet_NaN();
 // The cost of one side of a finding, summed over its instances.
 struct SideCost {
   double joules = kUnmeasured;  // NaN when no energy was measured
-  double seconds = 0;           // device time where kernels ran, else op wall time
+  double seconds = 0;           // device time where kernels ran (with the device's wait before
+                                // them, from a measured pass), else op wall time
+  double wait_seconds = 0;      // of seconds: the device idle before this work, waiting for its launch
   CostSource source = CostSource::kTime;
   std::vector<double> instances;  // per-instance cost (J, or s when kTime), for the noise test
   // The compared quantity: joules when measured, else seconds.

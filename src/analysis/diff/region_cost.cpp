@@ -82,6 +82,7 @@ void CostModel::TabulateMeasuredCosts() {
   for (size_t i = 0; i < costed_.size(); ++i) slot[costed_[i]] = static_cast<int64_t>(i);
   rep_j_.assign(static_cast<size_t>(costed * n), 0.0);
   rep_s_.assign(static_cast<size_t>(costed * n), 0.0);
+  rep_wait_s_.assign(static_cast<size_t>(costed * n), 0.0);
   const Run& m = *measured_;
   const energy::Attribution& e = *measured_energy_;
   if (m.kernels.empty() && !alignment_.by_device_work) {
@@ -93,25 +94,28 @@ void CostModel::TabulateMeasuredCosts() {
         }
     return;
   }
-  auto add = [&](int32_t rep, int64_t op, int64_t start, int64_t end, double j) {
+  // An item costs its own run plus the device's wait for it (step_timeline.h).
+  auto add = [&](int32_t rep, int64_t op, int64_t start, int64_t end, double j, const Wait& wait) {
     if (rep < 0 || op < 0 || op >= n || slot[rep] < 0) return;
     const size_t at = static_cast<size_t>(slot[rep] * n + op);
-    rep_s_[at] += (end - start) * 1e-9;
-    rep_j_[at] += std::isnan(j) ? 0 : j;
+    rep_s_[at] += (end - start + wait.ns) * 1e-9;
+    rep_wait_s_[at] += wait.ns * 1e-9;
+    rep_j_[at] += (std::isnan(j) ? 0 : j) + (std::isnan(wait.joules) ? 0 : wait.joules);
   };
   for (size_t k = 0; k < m.kernels.size(); ++k)
     add(alignment_.kernel_rep[k], alignment_.kernel_op[k], m.kernels[k].start_ns, m.kernels[k].end_ns,
-        k < e.kernel_j.size() ? e.kernel_j[k] : kUnmeasured);
+        k < e.kernel_j.size() ? e.kernel_j[k] : kUnmeasured, timeline_.kernel_wait[k]);
   for (size_t t = 0; t < m.transfers.size(); ++t)
     if (m.transfers[t].kind != "sync")  // a host wait: no device time of its own
       add(alignment_.transfer_rep[t], alignment_.transfer_op[t], m.transfers[t].start_ns, m.transfers[t].end_ns,
-          t < e.transfer_j.size() ? e.transfer_j[t] : kUnmeasured);
+          t < e.transfer_j.size() ? e.transfer_j[t] : kUnmeasured, timeline_.transfer_wait[t]);
   // Inclusive: children start after their parent, so ids run parent first.
   for (int64_t c = 0; c < costed; ++c)
     for (int64_t op = n - 1; op >= 0; --op)
       if (int64_t p = run_.ops[op].parent; p >= 0 && p < op) {
         rep_j_[c * n + p] += rep_j_[c * n + op];
         rep_s_[c * n + p] += rep_s_[c * n + op];
+        rep_wait_s_[c * n + p] += rep_wait_s_[c * n + op];
       }
 }
 
@@ -164,7 +168,7 @@ double CostModel::AttributedJoules(int64_t op) const {
 CostModel::OpCost CostModel::OwnCostOf(int64_t op, int64_t rep) const {
   if (!measured_) return {AttributedJoules(op), OwnSeconds(op), false};
   const size_t at = static_cast<size_t>(rep * static_cast<int64_t>(run_.ops.size()) + op);
-  return {rep_j_[at], rep_s_[at], false};
+  return {rep_j_[at], rep_s_[at], false, rep_wait_s_[at]};
 }
 
 CostModel::OpCost CostModel::CostOf(int64_t op, int64_t rep) const {
@@ -207,13 +211,14 @@ SideCost CostModel::Cost(const std::vector<int64_t>& ops) const {
   for (auto op : ops)
     if (op >= 0 && op < static_cast<int64_t>(run_.ops.size()) && !nested(op)) top.push_back(op);
   const int64_t reps = std::max<int64_t>(1, costed_repeats());
-  std::vector<double> joules(reps, 0), seconds(reps, 0);
+  std::vector<double> joules(reps, 0), seconds(reps, 0), waits(reps, 0);
   bool any_replay = false, all_replay = true, unknown_joules = false;
   for (int64_t r = 0; r < reps; ++r)
     for (auto op : top) {
       auto c = CostOf(op, r);
       joules[r] += c.joules;
       seconds[r] += c.seconds;
+      waits[r] += c.wait;
       any_replay |= c.replayed;
       all_replay &= c.replayed;
       unknown_joules |= std::isnan(c.joules);  // time-only replays
@@ -233,6 +238,7 @@ SideCost CostModel::Cost(const std::vector<int64_t>& ops) const {
     return out;
   }
   out.seconds = Median(seconds);
+  out.wait_seconds = Median(waits);
   if (!by_time) out.joules = Median(joules);
   out.instances = by_time ? seconds : joules;
   return out;

@@ -73,6 +73,7 @@ class CostModel {
   struct OpCost {
     double joules = 0, seconds = 0;
     bool replayed = false;
+    double wait = 0;  // of seconds: the device waiting for the op's work
   };
   // rep: the costed repetition of the measured pass (ignored without one).
   OpCost CostOf(int64_t op, int64_t rep) const;
@@ -94,7 +95,8 @@ class CostModel {
   // The repetitions costed (all, or evenly spaced ones of a long pass), and
   // per costed repetition and recorded op its inclusive joules and seconds.
   std::vector<int64_t> costed_;
-  std::vector<double> rep_j_, rep_s_;  // [costed index * ops + op]
+  std::vector<double> rep_j_, rep_s_;  // [costed index * ops + op], waits included
+  std::vector<double> rep_wait_s_;     // ...of which the device waited before the op's work
   bool time_only_ = false;
   bool fastest_ = false;
 };

@@ -338,6 +338,28 @@ std::vector<int64_t> ComputeOps(const RegionSide& s) {
   return out;
 }
 
+namespace {
+
+std::string Duration(double seconds) {
+  return seconds >= 1e-3 ? fmt::format("{:.2f} ms", seconds * 1e3) : fmt::format("{:.1f} us", seconds * 1e6);
+}
+
+// Same kernels, launched the same way: whether the costlier side's device
+// waits for them longer, enough to explain most of the time it spends more.
+std::optional<std::string> WaitDelta(const RegionSide& a, const RegionSide& b, char costly) {
+  SideCost ca = a.cost->Cost(*a.ops), cb = b.cost->Cost(*b.ops);
+  const SideCost& hi = costly == 'a' ? ca : cb;
+  const SideCost& lo = costly == 'a' ? cb : ca;
+  const double more_wait = hi.wait_seconds - lo.wait_seconds, more_time = hi.seconds - lo.seconds;
+  if (more_wait <= 0 || more_time <= 0 || more_wait < 0.5 * more_time) return std::nullopt;
+  return fmt::format(
+      "same kernels, launched the same way, but the device waits {} for them on {} and {} on {}: the host "
+      "launches them later (a launch-bound stretch, or a synchronization before them)",
+      Duration(hi.wait_seconds), costly, Duration(lo.wait_seconds), costly == 'a' ? 'b' : 'a');
+}
+
+}  // namespace
+
 RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
                         const std::vector<ConfigDelta>& config, const std::vector<Rule>& rules) {
   RootCause rc;
@@ -417,6 +439,9 @@ RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
           fmt::format("same {}, different launch parameters or input layouts: {} {} {} vs {}",
                       ka.empty() ? "operators" : "kernels", d.subject, d.parameter, d.value_a, d.value_b);
       e.params = std::move(params);
+    } else if (auto waited = WaitDelta(a, b, costly)) {
+      e.kind = EvidenceClass::kTimeline;
+      e.summary = *waited;
     } else {
       e.kind = EvidenceClass::kNone;
       e.summary = ka.empty() && kb.empty()

@@ -13,6 +13,7 @@ struct Span {
   int64_t start, end;
   int32_t device;
   int64_t correlation;
+  Wait* wait;  // where the item's wait goes, or null
 };
 
 // Over StepTimeline::full_period windows.
@@ -70,6 +71,14 @@ double StepTimeline::idle_joules() const {
   return MeanOverPeriods(steps, [](const StepWindow& w) { return w.idle_j; });
 }
 
+double StepTimeline::tail_joules() const {
+  return MeanOverPeriods(steps, [](const StepWindow& w) { return w.tail_j; });
+}
+
+double StepTimeline::tail_seconds() const {
+  return MeanOverPeriods(steps, [](const StepWindow& w) { return w.tail_ns * 1e-9; });
+}
+
 double StepTimeline::outside_joules() const {
   double in = 0;
   for (const auto& w : steps) in += w.joules;
@@ -82,19 +91,22 @@ StepTimeline BuildStepTimeline(const Run& run, const energy::Attribution& energy
   auto add = [&](int32_t rep, const Span& s) {
     if (rep >= 0 && rep < static_cast<int32_t>(reps.size()) && s.end >= s.start) reps[rep].push_back(s);
   };
+  out.kernel_wait.assign(run.kernels.size(), Wait{});
+  out.transfer_wait.assign(run.transfers.size(), Wait{});
   for (size_t k = 0; k < run.kernels.size() && k < al.kernel_rep.size(); ++k) {
     const Kernel& x = run.kernels[k];
-    add(al.kernel_rep[k], {x.start_ns, x.end_ns, x.device, x.correlation});
+    add(al.kernel_rep[k], {x.start_ns, x.end_ns, x.device, x.correlation, &out.kernel_wait[k]});
     out.on_device = true;
   }
   for (size_t t = 0; t < run.transfers.size() && t < al.transfer_rep.size(); ++t) {
     const Transfer& x = run.transfers[t];
     if (x.kind == "sync") continue;
-    add(al.transfer_rep[t], {x.start_ns, x.end_ns, x.device, x.correlation});
+    add(al.transfer_rep[t], {x.start_ns, x.end_ns, x.device, x.correlation, &out.transfer_wait[t]});
   }
   if (!out.on_device)  // a run without device work: its top-level operators
     for (size_t o = 0; o < run.ops.size() && o < al.op_rep.size(); ++o)
-      if (run.ops[o].parent == kNone) add(al.op_rep[o], {run.ops[o].start_ns, run.ops[o].end_ns, kHostDevice, 0});
+      if (run.ops[o].parent == kNone)
+        add(al.op_rep[o], {run.ops[o].start_ns, run.ops[o].end_ns, kHostDevice, 0, nullptr});
 
   std::unordered_map<int64_t, int64_t> launch_of;  // correlation -> API call start
   for (const auto& a : run.api_calls) launch_of.try_emplace(a.correlation, a.start_ns);
@@ -141,6 +153,20 @@ StepTimeline BuildStepTimeline(const Run& run, const energy::Attribution& energy
     w.joules = joules(w.start_ns, w.end_ns);
     w.idle_j = 0;
     for (auto [a, b] : gaps) w.idle_j += joules(a, b);
+    // Each item's wait: the idle stretch before it inside its repetition.
+    std::vector<const Span*> own;
+    for (const Span& s : reps[r]) own.push_back(&s);
+    std::sort(own.begin(), own.end(), [](const Span* x, const Span* y) { return x->start < y->start; });
+    int64_t cursor = w.start_ns;
+    for (const Span* s : own) {
+      if (s->start > cursor && s->wait) {
+        s->wait->ns = s->start - cursor;
+        s->wait->joules = joules(cursor, s->start);
+      }
+      cursor = std::max(cursor, s->end);
+    }
+    w.tail_ns = std::max<int64_t>(0, w.end_ns - cursor);
+    w.tail_j = w.tail_ns > 0 ? joules(cursor, w.end_ns) : 0;
   }
   int64_t start = run.info.start_ns, end = run.info.end_ns;
   if (end <= start && !out.steps.empty()) start = out.steps.front().start_ns, end = out.steps.back().end_ns;

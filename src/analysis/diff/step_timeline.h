@@ -4,8 +4,11 @@
 // start of its first kernel or copy to the start of the next iteration's.
 // Beside it: the host's own period (from the launch calls), the time the
 // device was busy and idle, and the energy of each window and of its idle
-// stretches. A run without device work (a CPU run) has the host's timeline:
-// operators in place of kernels.
+// stretches. Inside an iteration, the device waiting for a kernel (a launch
+// the host had not made yet, a synchronization before it) is that kernel's
+// wait: its cost is the kernel's, as much as the kernel's own run. A run
+// without device work (a CPU run) has the host's timeline: operators in
+// place of kernels.
 #pragma once
 
 #include <cstdint>
@@ -25,11 +28,21 @@ struct StepWindow {
   int64_t launch_ns = -1;            // host: the launch call of its first item (-1: no launch records)
   double joules = kUnmeasured;       // energy of the window, on the devices that ran its items
   double idle_j = kUnmeasured;       // ...of its stretches with nothing running
+  int64_t tail_ns = 0;               // idle after its last item, to the next window
+  double tail_j = kUnmeasured;
+};
+
+// How long the device waited before an item of a repetition, since the
+// previous item of the repetition ended (0 for its first), and that stretch's energy.
+struct Wait {
+  int64_t ns = 0;
+  double joules = 0;
 };
 
 struct StepTimeline {
   bool on_device = false;  // windows from kernels and copies; else from operators (host)
   std::vector<StepWindow> steps;
+  std::vector<Wait> kernel_wait, transfer_wait;  // by Kernel / Transfer id (device timeline only)
   double run_j = kUnmeasured;  // the whole measured run, same devices
   double run_s = 0;
 
@@ -42,7 +55,9 @@ struct StepTimeline {
   double busy_seconds() const;
   double idle_seconds() const { return seconds() - busy_seconds(); }
   double joules() const;         // NaN when unmeasured
-  double idle_joules() const;
+  double idle_joules() const;    // all idle stretches of the iteration
+  double tail_joules() const;    // idle after its last item (the rest are waits)
+  double tail_seconds() const;
   double outside_joules() const;  // of the whole run, outside every repetition
 };
 

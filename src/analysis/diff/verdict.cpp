@@ -30,6 +30,7 @@ void AddInstance(SideCost& total, const SideCost& one, size_t regions_before) {
   // with the other side's only for the first region, and swamp the rest.
   if (regions_before == 1) total.instances = {total.cost()};
   total.seconds += one.seconds;
+  total.wait_seconds += one.wait_seconds;
   if (!std::isnan(total.joules) && !std::isnan(one.joules))
     total.joules += one.joules;
   else
