@@ -4,14 +4,16 @@
     python measured_pass.py pair VARIANT --out DIR [--seconds 1.5]
     python measured_pass.py truth --out DIR [--seconds 3] [--trials 2]
 
-overhead: in one process, the workload's step run plain and inside a measured
-    pass (magneton.record(..., energy="nvml"): CUPTI activity and the samplers,
-    no per-operator work) alternately, ROUNDS times each (plain first in odd
-    rounds, measured first in even ones), about SECONDS per run; then one run
-    of the operator-level measured pass (ops=True) for reference, and a
-    recording pass of one step (fingerprints). Per run: wall and CUDA-event
-    time per step. Writes DIR/WORKLOAD-rec.mgt, DIR/WORKLOAD-m.mgt (the last
-    measured pass) and DIR/WORKLOAD-overhead.json.
+overhead: in one process, the workload's step run plain and in each of MODES
+    (the measured pass, its CUPTI part alone, its samplers alone, CUPTI with
+    every API call, torch.profiler) alternately, ROUNDS times each (the order
+    reversed every other round), about SECONDS per run; then one run of the
+    operator-level measured pass (ops=True) for reference, and a recording
+    pass of one step (fingerprints). Per run: wall and CUDA-event time per
+    step. Writes DIR/WORKLOAD-rec.mgt, DIR/WORKLOAD-m.mgt (the last measured
+    pass) and DIR/WORKLOAD-overhead.json.
+loop: the workload in LOOPS timed loops of about SECONDS, one LOOP_MS line
+    each (to time it under `magneton record -- python ...`).
     Workloads: gpt2-1x64 (GPT-2 small, fp16, batch 1 x 64 tokens), gpt2-8x512
     (the same at 8 x 512) and mlp (24 Linear(1024, 1024) + ReLU, fp32, 64 rows).
 pair: GPT-2 small (fp16, 8 x 512) with attn_implementation VARIANT (eager or
@@ -111,6 +113,44 @@ def timed(step, n: int) -> dict:
     return {"n": n, "wall_ms": wall / n * 1e3, "event_ms": event / n * 1e3}
 
 
+# The modes `overhead` alternates: what runs around the same steps.
+MODES = {
+    "plain": None,
+    "measured": dict(energy="nvml"),                   # the default measured pass on a GPU
+    "cupti": dict(energy="none"),                      # its CUPTI part alone
+    "samplers": dict(energy="nvml", kernels=False),    # its samplers alone
+    "api-all": dict(energy="none", env="all"),         # CUPTI with every CUDA API call recorded
+    "profiler": "profiler",                            # torch.profiler (Kineto, CUPTI too): a reference
+}
+
+
+def run_mode(mode: str, step, n: int, path: Path) -> dict:
+    spec = MODES[mode]
+    if spec is None:
+        return timed(step, n)
+    if spec == "profiler":
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CUDA] if DEVICE == "cuda" else [ProfilerActivity.CPU]):
+            return timed(step, n)
+    options = {k: v for k, v in spec.items() if k != "env"}
+    if DRY:
+        options["energy"] = "none"
+    if "env" in spec:
+        os.environ["MAGNETON_TORCH_API"] = spec["env"]
+    try:
+        t0 = time.perf_counter()
+        rec = magneton.record(str(path), overwrite=True, **options)
+        rec.__enter__()
+        t1 = time.perf_counter()
+        res = timed(step, n)
+        t2 = time.perf_counter()
+        rec.__exit__(None, None, None)
+        t3 = time.perf_counter()
+    finally:
+        os.environ.pop("MAGNETON_TORCH_API", None)
+    return dict(enter_s=t1 - t0, exit_s=t3 - t2, summary=rec.summary, **res)
+
+
 def overhead(args) -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -121,43 +161,50 @@ def overhead(args) -> None:
     probe = timed(step, 20)
     n = max(20, int(args.seconds / max(probe["wall_ms"] * 1e-3, 1e-6)))
     runs = [dict(mode="plain-before-cupti", round=0, **timed(step, n))]
-    energy = "none" if DRY else "nvml"
     measured = out / f"{args.workload}-m.mgt"
+    modes = [m for m in MODES if m in args.modes.split(",")]
     for r in range(1, args.rounds + 1):
-        for mode in (("plain", "measured") if r % 2 else ("measured", "plain")):
-            if mode == "plain":
-                runs.append(dict(mode=mode, round=r, **timed(step, n)))
-                continue
-            t0 = time.perf_counter()
-            rec = magneton.record(str(measured), energy=energy, overwrite=True)
-            rec.__enter__()
-            t1 = time.perf_counter()
-            res = timed(step, n)
-            t2 = time.perf_counter()
-            rec.__exit__(None, None, None)
-            t3 = time.perf_counter()
-            runs.append(dict(mode=mode, round=r, enter_s=t1 - t0, exit_s=t3 - t2, summary=rec.summary, **res))
-    with magneton.record(str(out / f"{args.workload}-ops.mgt"), energy=energy, ops=True, overwrite=True) as rec:
+        order = modes if r % 2 else modes[::-1]  # each mode sees both neighbours
+        for mode in order:
+            path = measured if mode == "measured" else out / f"{args.workload}-{mode}.mgt"
+            runs.append(dict(mode=mode, round=r, **run_mode(mode, step, n, path)))
+    with magneton.record(str(out / f"{args.workload}-ops.mgt"), energy="none", ops=True, overwrite=True) as rec:
         res = timed(step, n)
     runs.append(dict(mode="ops", round=0, summary=rec.summary, **res))
     with magneton.record(str(out / f"{args.workload}-rec.mgt"), fingerprints=True, overwrite=True) as rec:
         step()
         sync()
     recording = rec.summary
-    counts = table_counts(measured)
-    med = {m: statistics.median(x["wall_ms"] for x in runs if x["mode"] == m) for m in ("plain", "measured")}
-    ev = {m: statistics.median(x["event_ms"] for x in runs if x["mode"] == m) for m in ("plain", "measured")}
+    counts = {m: table_counts(out / f"{args.workload}-{m}.mgt") for m in ("m", "cupti", "api-all")
+              if (out / f"{args.workload}-{m}.mgt").exists()}
+    med = {m: statistics.median(x["wall_ms"] for x in runs if x["mode"] == m) for m in modes}
+    best = {m: min(x["wall_ms"] for x in runs if x["mode"] == m) for m in modes}
+    ev = {m: statistics.median(x["event_ms"] for x in runs if x["mode"] == m) for m in modes}
     report = {"workload": args.workload, "steps_per_run": n, "runs": runs, "recording_pass": recording,
-              "median_wall_ms": med, "median_event_ms": ev,
-              "overhead_pct": (med["measured"] / med["plain"] - 1) * 100,
-              "measured_run": counts,
+              "median_wall_ms": med, "fastest_wall_ms": best, "median_event_ms": ev,
+              "overhead_pct": {m: (med[m] / med["plain"] - 1) * 100 for m in modes},
+              "fastest_overhead_pct": {m: (best[m] / best["plain"] - 1) * 100 for m in modes},
+              "measured_run": counts.get("m", {}), "cupti_run": counts.get("cupti", {}),
+              "api_all_run": counts.get("api-all", {}),
               "torch": torch.__version__,
               "gpu": torch.cuda.get_device_name(0) if DEVICE == "cuda" else "cpu"}
     (out / f"{args.workload}-overhead.json").write_text(json.dumps(report, indent=1, default=str))
-    print(f"{args.workload}: plain {med['plain']:.3f} ms/step, measured {med['measured']:.3f} ms/step "
-          f"({report['overhead_pct']:+.2f}%), ops mode {runs[-1]['wall_ms']:.3f} ms/step; "
-          f"events {ev['plain']:.3f} / {ev['measured']:.3f} ms; measured pass: {counts['kernels']} kernels, "
-          f"{counts['api_calls']} API calls, {counts['ops']} ops")
+    print(f"{args.workload}: {n} steps per run; median ms/step " +
+          ", ".join(f"{m} {med[m]:.3f} ({report['overhead_pct'][m]:+.1f}%, fastest {report['fastest_overhead_pct'][m]:+.1f}%)"
+                    for m in modes) + f"; ops mode {runs[-1]['wall_ms']:.3f}; measured pass rows: "
+          f"{counts.get('m', {}).get('kernels')} kernels, {counts.get('m', {}).get('api_calls')} API calls")
+
+
+def loop(args) -> None:
+    """The workload's steps in LOOPS timed loops (for `magneton record -- python ...`): LOOP_MS lines."""
+    step = WORKLOADS[args.workload]()
+    for _ in range(20):
+        step()
+    sync()
+    probe = timed(step, 20)
+    n = max(20, int(args.seconds / max(probe["wall_ms"] * 1e-3, 1e-6)))
+    for _ in range(args.loops):
+        print(f"LOOP_MS {timed(step, n)['wall_ms']:.4f}", flush=True)
 
 
 def pair(args) -> None:
@@ -227,8 +274,13 @@ def main() -> None:
     o = sub.add_parser("overhead")
     o.add_argument("workload", choices=sorted(WORKLOADS))
     o.add_argument("--out", required=True)
-    o.add_argument("--rounds", type=int, default=5)
-    o.add_argument("--seconds", type=float, default=1.0)
+    o.add_argument("--rounds", type=int, default=6)
+    o.add_argument("--seconds", type=float, default=0.5)
+    o.add_argument("--modes", default=",".join(MODES))
+    lp = sub.add_parser("loop")
+    lp.add_argument("workload", choices=sorted(WORKLOADS))
+    lp.add_argument("--loops", type=int, default=3)
+    lp.add_argument("--seconds", type=float, default=0.5)
     q = sub.add_parser("pair")
     q.add_argument("variant", choices=("eager", "sdpa"))
     q.add_argument("--out", required=True)
@@ -238,7 +290,7 @@ def main() -> None:
     t.add_argument("--seconds", type=float, default=3.0)
     t.add_argument("--trials", type=int, default=2)
     args = p.parse_args()
-    {"overhead": overhead, "pair": pair, "truth": truth}[args.cmd](args)
+    {"overhead": overhead, "loop": loop, "pair": pair, "truth": truth}[args.cmd](args)
 
 
 if __name__ == "__main__":

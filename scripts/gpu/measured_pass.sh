@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The measured pass on the GPU machine (issue "The measured pass must be the
 # program as it runs"), in one device call:
-#  1. overhead: plain against measured (CUPTI activity + NVML, no per-operator
-#     work), alternated over ROUNDS in one process, for the MLP (24 x 1024, 64
-#     rows), GPT-2 small fp16 at 1 x 64 and at 8 x 512; each with one run of the
-#     operator-level pass (ops=True) and a recording pass for reference;
+#  1. overhead: plain against the measured pass (CUPTI activity + NVML, no
+#     per-operator work) and its parts (CUPTI alone, samplers alone, CUPTI with
+#     every API call, torch.profiler), alternated over ROUNDS in one process,
+#     for the MLP (24 x 1024, 64 rows), GPT-2 small fp16 at 1 x 64 and at
+#     8 x 512, each with one run of the operator-level pass (ops=True) and a
+#     recording pass; then the MLP loop plain and under `magneton record --`
+#     (the injection library) in 3 processes each;
 #  2. per-iteration device time: each workload's recording pass diffed against
 #     itself with its measured pass (`per_iteration` in the JSON), beside the
 #     plain run's CUDA-event time;
@@ -15,7 +18,8 @@
 #     set-up, a loop, a summary): --fingerprints --iters 1 and a measured pass of
 #     --iters 150 for each attention, then `magneton diff`.
 # Prints a table; files back in $OUT: log.txt, summary.txt, results.tgz (JSON,
-# tables, reports), runs.tar.xz (the run files of 1 and 3).
+# tables, reports), pair-runs.tar.xz (the run files of 3), script-runs.tar.xz
+# (those of 4 and the MLP's recording and measured passes).
 #   usage on the device: carry [".gpudeps", ".gpubin"]; OUT=$OUT scripts/gpu/measured_pass.sh
 #   BUDGET seconds (default 540), ROUNDS (default 5), STEPS (default: all of 1 2 3 4)
 # GPU_DRY=1: the same steps on a CPU with tiny models (with scripts/gpu/prebuild.sh's binaries
@@ -27,7 +31,7 @@ start=$(date +%s)
 source scripts/gpu_env.sh
 OUT=${OUT:-/tmp/measured-pass-out}
 BUDGET=${BUDGET:-540}
-ROUNDS=${ROUNDS:-5}
+ROUNDS=${ROUNDS:-6}
 STEPS=${STEPS:-"1 2 3 4"}
 mkdir -p "$OUT"
 log="$OUT/log.txt"
@@ -49,16 +53,25 @@ else
   step "binaries"
   gpu_build magneton magneton_cupti magneton_torch magneton_energy_py >> "$log" 2>&1 || { echo "build failed"; exit 1; }
   M=$PWD/build-gpu/magneton
-  script_args=()
-  iters_m=150
+  script_args=(--batch 2 --seq 128)  # the recording pass fingerprints the whole script: keep it small
+  iters_m=400
   nvidia-smi --query-gpu=name,driver_version,power.draw,temperature.gpu,clocks.sm --format=csv >> "$log" 2>&1
 fi
 
 if has 1; then
   for w in mlp gpt2-1x64 gpt2-8x512; do
     step "overhead $w ($ROUNDS rounds)"
-    t 120 $py scripts/gpu/measured_pass.py overhead "$w" --out "$W/runs" --rounds "$ROUNDS" 2>&1 | tail -n 3 | tee -a "$log"
+    t 150 $py scripts/gpu/measured_pass.py overhead "$w" --out "$W/runs" --rounds "$ROUNDS" 2>&1 | tail -n 3 | tee -a "$log"
     cp "$W/runs/$w-overhead.json" "$W/res/" 2>/dev/null
+  done
+  # The same MLP loop under the injection library: CUPTI set up before CUDA.
+  for r in 1 2 3; do
+    for mode in plain record; do
+      step "mlp loop, $mode ($r)"
+      cmd=($py scripts/gpu/measured_pass.py loop mlp)
+      [ $mode = record ] && cmd=("$M" record -f -o "$W/runs/mlp-inj.mgt" --no-energy -- "${cmd[@]}")
+      t 60 "${cmd[@]}" 2>>"$log" | sed "s/^/$mode /" | tee -a "$W/res/injection.txt"
+    done
   done
 fi
 if has 2; then
@@ -90,7 +103,7 @@ if has 4; then
   for v in eager sdpa; do
     step "script route $v"
     s=$W/runs/script-$v
-    t 90 $py -m magneton record -f -o "$s.mgt" --fingerprints scripts/gpu/gpt2_script.py --attn "$v" --iters 1 \
+    t 150 $py -m magneton record -f -o "$s.mgt" --fingerprints scripts/gpu/gpt2_script.py --attn "$v" --iters 1 \
       "${script_args[@]}" >> "$log" 2>&1
     echo "  recording pass exit $?" >> "$log"
     t 90 $py -m magneton record -f -o "$s-m.mgt" --energy nvml scripts/gpu/gpt2_script.py --attn "$v" \
@@ -107,26 +120,37 @@ fi
 
 step "summary"
 $py - "$W/res" > "$OUT/summary.txt" <<'EOF'
-import json, sys
+import json, statistics, sys
 from pathlib import Path
 res = Path(sys.argv[1])
-print(f"{'workload':<12} {'plain ms':>9} {'measured':>9} {'overhead':>9} {'ops mode':>9} {'event ms':>9} {'device/it':>10} {'dev vs ev':>9} {'api rows':>9}")
 for w in ("mlp", "gpt2-1x64", "gpt2-8x512"):
     f = res / f"{w}-overhead.json"
     if not f.exists():
         continue
     o = json.loads(f.read_text())
-    ops = [r for r in o["runs"] if r["mode"] == "ops"]
     dev = None
     sf = res / f"{w}-self.json"
     if sf.exists() and sf.stat().st_size:
         acc = json.loads(sf.read_text())["runs"]["a"].get("per_iteration") or {}
         dev = acc.get("seconds")
-    ev = o["median_event_ms"]["plain"]
-    devms = dev * 1e3 if dev else float("nan")
-    print(f"{w:<12} {o['median_wall_ms']['plain']:9.3f} {o['median_wall_ms']['measured']:9.3f} "
-          f"{o['overhead_pct']:+8.2f}% {ops[0]['wall_ms'] if ops else float('nan'):9.3f} {ev:9.3f} {devms:10.3f} "
-          f"{(devms / ev - 1) * 100:+8.2f}% {o['measured_run']['api_calls']:9d}")
+    ev = o["median_event_ms"]
+    print(f"{w}: {o['steps_per_run']} steps/run; api rows measured {o['measured_run'].get('api_calls')}, "
+          f"api-all {o['api_all_run'].get('api_calls')}")
+    for m, ms in o["median_wall_ms"].items():
+        print(f"  {m:<10} median {ms:8.3f} ms ({o['overhead_pct'][m]:+6.1f}%)  fastest {o['fastest_wall_ms'][m]:8.3f} "
+              f"({o['fastest_overhead_pct'][m]:+6.1f}%)  event {ev[m]:8.3f}")
+    if dev:
+        print(f"  device time per iteration in the last measured pass {dev * 1e3:.3f} ms "
+              f"(its own event time {ev.get('measured', float('nan')):.3f}, plain {ev['plain']:.3f})")
+inj = res / "injection.txt"
+if inj.exists():
+    by = {}
+    for line in inj.read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] == "LOOP_MS":
+            by.setdefault(parts[0], []).append(float(parts[2]))
+    print("mlp loop, one process per group:",
+          {k: (round(statistics.median(v), 4), round(min(v), 4), len(v)) for k, v in by.items()})
 t = res / "truth.json"
 if t.exists():
     tr = json.loads(t.read_text())
@@ -137,13 +161,15 @@ if p.exists() and p.stat().st_size:
     d = json.loads(p.read_text())
     for side in "ab":
         acc = d["runs"][side].get("per_iteration") or {}
-        print(f"pair {side}: per iteration {acc.get('total')} {acc.get('unit')} in {acc.get('seconds')} s, "
-              f"matched share {acc.get('matched_share')}")
-    for f in d["findings"][:3]:
-        print(f"  {f['verdict']} {f['label'][:90]} a={f['a']} b={f['b']} saved%={f['saved_pct_of_run']:.1f}")
+        print(f"pair {side}: per iteration {acc.get('total')} {acc.get('unit')} in {acc.get('seconds')} s "
+              f"(host {acc.get('host_seconds')}), matched share {acc.get('matched_share')}, waiting {acc.get('waiting')}")
+    for f in d["findings"][:4]:
+        print(f"  {f['verdict']} [{f['evidence_class']}] {f['label'][:80]} a={f['a']['joules']} b={f['b']['joules']} "
+              f"saved%={f['saved_pct_of_run']:.1f}")
 EOF
 cat "$OUT/summary.txt"
 (cd "$W" && tar czf "$OUT/results.tgz" res)
-(cd "$W/runs" && tar cJf "$OUT/runs.tar.xz" ./*.mgt 2>/dev/null)
-fit "$OUT/runs.tar.xz"
+(cd "$W/runs" && tar cJf "$OUT/pair-runs.tar.xz" eager.mgt eager-m.mgt sdpa.mgt sdpa-m.mgt 2>/dev/null)
+(cd "$W/runs" && tar cJf "$OUT/script-runs.tar.xz" script-*.mgt mlp-rec.mgt mlp-m.mgt 2>/dev/null)
+fit "$OUT/pair-runs.tar.xz" "$OUT/script-runs.tar.xz"
 ls -la "$OUT" | tee -a "$log"

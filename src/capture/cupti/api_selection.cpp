@@ -28,14 +28,14 @@ bool IsLaunchLikeApi(std::string_view name) {
   return false;
 }
 
-std::vector<CUpti_CallbackId> LaunchLikeApis(CUpti_CallbackDomain domain) {
+std::vector<CUpti_CallbackId> LaunchLikeApis(CUpti_CallbackDomain domain, bool launch_like) {
   uint32_t size = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? CUPTI_RUNTIME_TRACE_CBID_SIZE
                   : domain == CUPTI_CB_DOMAIN_DRIVER_API ? CUPTI_DRIVER_TRACE_CBID_SIZE
                                                          : 0;
   std::vector<CUpti_CallbackId> ids;
   for (uint32_t cbid = 1; cbid < size; ++cbid) {
     const char* name = nullptr;
-    if (cuptiGetCallbackName(domain, cbid, &name) == CUPTI_SUCCESS && name && IsLaunchLikeApi(name))
+    if (cuptiGetCallbackName(domain, cbid, &name) == CUPTI_SUCCESS && name && IsLaunchLikeApi(name) == launch_like)
       ids.push_back(cbid);
   }
   return ids;

@@ -27,7 +27,7 @@ const char* ApiCallsName(ApiCalls a);
 bool IsLaunchLikeApi(std::string_view name);
 
 // The callback ids of `domain` (runtime or driver API) that IsLaunchLikeApi
-// selects, from libcupti's own names (no GPU needed).
-std::vector<CUpti_CallbackId> LaunchLikeApis(CUpti_CallbackDomain domain);
+// selects (`launch_like`), or all the others, from libcupti's own names (no GPU needed).
+std::vector<CUpti_CallbackId> LaunchLikeApis(CUpti_CallbackDomain domain, bool launch_like = true);
 
 }  // namespace magneton::capture

@@ -52,7 +52,7 @@ std::vector<CUpti_ActivityKind> WorkKinds(const TracerOptions& o) {
     for (auto k : {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
                    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION})
       kinds.push_back(k);
-  if (o.api_calls == ApiCalls::kAll)
+  if (o.api_calls == ApiCalls::kAll || (o.api_calls == ApiCalls::kLaunches && o.launches_by_exclusion))
     for (auto k : {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER}) kinds.push_back(k);
   if (o.kernels || o.transfers) kinds.push_back(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
   return kinds;
@@ -261,15 +261,21 @@ Status Tracer::SetCollection(bool on) {
   return Status::Ok();
 }
 
+// kLaunches: the launch-like calls switched with collection; by exclusion,
+// the other calls switched off after the kinds were enabled whole (and
+// nothing to do when collection stops: the kinds go off whole).
 Status Tracer::SetLaunchLikeApis(bool on) {
+  const bool exclude = options_.launches_by_exclusion;
+  if (exclude && !on) return Status::Ok();
   if (runtime_apis_.empty() && driver_apis_.empty()) {
-    runtime_apis_ = LaunchLikeApis(CUPTI_CB_DOMAIN_RUNTIME_API);
-    driver_apis_ = LaunchLikeApis(CUPTI_CB_DOMAIN_DRIVER_API);
+    runtime_apis_ = LaunchLikeApis(CUPTI_CB_DOMAIN_RUNTIME_API, !exclude);
+    driver_apis_ = LaunchLikeApis(CUPTI_CB_DOMAIN_DRIVER_API, !exclude);
   }
+  const uint8_t enable = exclude ? 0 : on;
   for (CUpti_CallbackId id : runtime_apis_)
-    MAGNETON_RETURN_IF_ERROR(CuptiStatus(cuptiActivityEnableRuntimeApi(id, on), "cuptiActivityEnableRuntimeApi"));
+    MAGNETON_RETURN_IF_ERROR(CuptiStatus(cuptiActivityEnableRuntimeApi(id, enable), "cuptiActivityEnableRuntimeApi"));
   for (CUpti_CallbackId id : driver_apis_)
-    MAGNETON_RETURN_IF_ERROR(CuptiStatus(cuptiActivityEnableDriverApi(id, on), "cuptiActivityEnableDriverApi"));
+    MAGNETON_RETURN_IF_ERROR(CuptiStatus(cuptiActivityEnableDriverApi(id, enable), "cuptiActivityEnableDriverApi"));
   return Status::Ok();
 }
 

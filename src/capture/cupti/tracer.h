@@ -24,6 +24,12 @@ struct TracerOptions {
   bool kernels = true;
   bool transfers = true;     // memcpy, memset, synchronization
   ApiCalls api_calls = ApiCalls::kLaunches;  // which runtime/driver API calls become rows (api_selection.h)
+  // kLaunches by exclusion: the API kinds enabled whole and every other call
+  // disabled. Enabling the launch-like calls one by one records nothing when
+  // tracing starts in a process whose CUDA context already exists (seen on
+  // the H200 inside torch, 2026-12-03 and 2026-12-04); this form is CUPTI's
+  // documented other way to the same selection.
+  bool launches_by_exclusion = false;
   bool nvtx = true;          // NVTX push/pop and start/end ranges
   bool stacks = false;       // native call stacks at launch (libunwind)
   std::string only_ranges;   // record only inside NVTX ranges matching this prefix ("magneton:")

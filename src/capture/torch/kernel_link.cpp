@@ -87,6 +87,7 @@ Result<std::unique_ptr<KernelCorrelation>> KernelCorrelation::Start(RunWriter* w
   // and no external correlation: 0 of 140 kernels linked (2026-12-03); with
   // every API call on, 235 of 235 (2026-12-02).
   options.api_calls = all_api_calls ? ApiCalls::kAll : ApiCalls::kLaunches;
+  options.launches_by_exclusion = true;  // the process's CUDA context exists already (tracer.h)
   auto tracer = CuptiTracer::Start(writer, options);
   if (!tracer.ok()) return tracer.error();
   return std::unique_ptr<KernelCorrelation>(new CuptiCorrelation(std::move(tracer.value())));
