@@ -107,3 +107,36 @@ def test_torch_recorder_memory_holds_only_what_runs(tmp_path):
     assert max(held) < 0.6 * total, (max(held), total)
     assert held[-1] < 0.6 * total, (held[-1], total)
     assert len(magneton.load_run(str(tmp_path / "long.mgt"))["ops"]) == total
+
+
+def test_jax_recorder_keeps_the_executions_that_ended(tmp_path):
+    pytest.importorskip("jax")
+    magneton = pytest.importorskip("magneton")
+    run, marker = tmp_path / "jax.mgt", tmp_path / "started"
+    proc = _child("""
+        import os
+        os.environ.setdefault("JAX_PLATFORMS", "cpu")
+        import jax, jax.numpy as jnp
+        from magneton.jax_recorder import record_jax
+
+        def mlp(w1, w2, x):
+            return jnp.tanh(jnp.tanh(x @ w1) @ w2).sum()
+
+        k = jax.random.PRNGKey(0)
+        args = (jax.random.normal(k, (64, 64)), jax.random.normal(k, (64, 64)), jax.random.normal(k, (8, 64)))
+        open(r"MARKER", "w").close()
+        record_jax(mlp, *args, path=r"RUN", energy="auto", repeat=10_000_000)
+    """.replace("RUN", str(run)), marker)
+    killed = _kill_after_marker(proc, marker, 8.0)
+    r = magneton.load_run(str(run))
+    assert any(s["name"] == "store.incomplete" for s in r["stats"]), r["stats"]
+    ops = r["ops"]
+    # Whole executions of the function (each its ops, in the same order), the last ones up to about a second
+    # before the kill; their tensors and the metadata are there.
+    names = [op["name"] for op in ops]
+    n = next(p for p in range(1, len(names) + 1) if all(names[i] == names[i % p] for i in range(len(names))))
+    assert len(ops) >= 2 * n and len(ops) % n == 0, (len(ops), n)
+    assert killed - max(op["end_ns"] for op in ops) < 2.0e9
+    assert r["info"]["extra"].get("framework") == "jax"
+    n_tensors = len(r["tensors"])
+    assert all(t < n_tensors for op in ops for t in op["inputs"] + op["outputs"])

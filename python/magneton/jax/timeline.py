@@ -119,6 +119,36 @@ def replicate(g: Graph, copies: int) -> int:
     return n_ops
 
 
+def execution_rows(g: Graph, k: int, windows: dict, busy_ns: list) -> Graph:
+    """Execution k of the recorded ops as rows of their own (its ops and the
+    tensors it produced; the graph inputs are execution 0's, and its named-scope
+    ranges), with times laid out from its measured windows (top-level op id ->
+    window). Op and tensor ids continue
+    after the executions before it, as `replicate` numbers them; the rows can
+    be written at once, so a long recording keeps only one execution in memory."""
+    n_ops, n_tensors = len(g.ops), len(g.tensors)
+    produced = [t for t in g.tensors if t.producer != NONE]
+    out = Graph(ops=[dataclasses.replace(op, id=op.id, inputs=list(op.inputs), outputs=list(op.outputs))
+                     for op in g.ops])
+    lay_out(out, busy_ns, windows)
+    scope_ranges(out)  # numbered from 0: the caller places them after the executions before
+    if k == 0:
+        out.tensors = list(g.tensors)
+        return out
+    first = n_tensors + (k - 1) * len(produced)
+    remap = {t.id: first + i for i, t in enumerate(produced)}
+    for t in produced:
+        nt = dataclasses.replace(t, id=remap[t.id], producer=t.producer + k * n_ops)
+        nt.storage = nt.id
+        out.tensors.append(nt)
+    for op in out.ops:
+        op.id += k * n_ops
+        op.parent = op.parent + k * n_ops if op.parent != NONE else NONE
+        op.inputs = [remap.get(i, i) for i in op.inputs]
+        op.outputs = [remap.get(o, o) for o in op.outputs]
+    return out
+
+
 def scope_ranges(g: Graph, domain: str = "jax.named_scope") -> None:
     """Ranges for JAX named scopes: consecutive leaf ops sharing a scope
     prefix form one range per scope level, nested by parent."""
