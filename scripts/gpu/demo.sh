@@ -20,14 +20,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$(date +%s)
-source scripts/gpu_env.sh
-OUT=${OUT:-/tmp/demo-out}
-BUDGET=${BUDGET:-300}
-mkdir -p "$OUT"
-log="$OUT/summary.txt"
-: > "$log"
-step() { echo "== $* ($(( $(date +%s) - start )) s)" | tee -a "$log"; }
-t() { local s; s=$(cap "$1"); shift; timeout -k 5 "$s" "$@"; }
+source scripts/gpu_env.sh  # step, t (a timeout within BUDGET), gpu_build
+OUT=${OUT:-/tmp/demo-out} BUDGET=${BUDGET:-300} log=$OUT/summary.txt
+mkdir -p "$OUT" && : > "$log"
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/python MAGNETON_PYTHON=${MAGNETON_PYTHON:-python3}
 
 dry=${GPU_DRY:-0}

@@ -81,6 +81,7 @@ Result<std::string> ProbePython(const std::string& python) {
   auto r = energy::RunCaptured({python, "-c", kProbe}, 300);
   std::string out = r.ok() ? r->out : r.error().message;
   while (!out.empty() && std::isspace(static_cast<unsigned char>(out.back()))) out.pop_back();
+  out = out.substr(out.find_last_of('\n') + 1);  // the error's one line (npos + 1 is 0)
   if (r.ok() && r->exit_code == 0 && (out == "cuda" || out == "cpu")) return out;
   if (r.ok() && r->timed_out) out = "importing them took more than 300 s";
   return MakeError(ErrorCode::kUnavailable,

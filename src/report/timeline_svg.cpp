@@ -75,7 +75,7 @@ std::string Color(const DiffReport& r, const TimelineItem& it) {
   return it.recorder ? kRecorder : FindingColor(r, it.finding);
 }
 
-std::string Us(int64_t ns) { return FormatSeconds(ns * 1e-9); }
+std::string Duration(int64_t ns) { return FormatSeconds(ns * 1e-9); }
 
 // One side's SVG; x spans [0, scale_ns) and power [0, watts_top] so both sides share scales.
 std::string SideSvg(const DiffReport& r, const IterationTimeline& t, char side, int64_t scale_ns, double watts_top) {
@@ -90,7 +90,7 @@ std::string SideSvg(const DiffReport& r, const IterationTimeline& t, char side, 
   const bool power = !t.power_w.empty();
   const int axis_top = power ? power_top + kPowerH + 6 : power_top;
   const int height = axis_top + 30;
-  std::string head = fmt::format("run {}: {}, {} ({} busy{}{})", side, t.what, Us(t.length_ns),
+  std::string head = fmt::format("run {}: {}, {} ({} busy{}{})", side, t.what, Duration(t.length_ns),
                                  FormatPct(t.length_ns > 0 ? 100.0 * t.busy_ns / t.length_ns : 0),
                                  r.energy_measured ? ", " + FormatJoules(t.joules) : "",
                                  t.items_left_out ? fmt::format("; {} later items not drawn", t.items_left_out) : "");
@@ -108,20 +108,21 @@ std::string SideSvg(const DiffReport& r, const IterationTimeline& t, char side, 
     out += fmt::format(
         "<g><title>{}: the host waits for the device, {}</title><rect class=\"sync\" x=\"{:.1f}\" y=\"{}\" "
         "width=\"{:.1f}\" height=\"{}\"/><path class=\"sync-mark\" d=\"M{:.1f} {}l-4 -7h8z\"/></g>",
-        EscapeHtml(s.name), Us(s.end_ns - s.start_ns), x0, sync_top + 2, w, kItemH, x0, sync_top + 9);
+        EscapeHtml(s.name), Duration(s.end_ns - s.start_ns), x0, sync_top + 2, w, kItemH, x0, sync_top + 9);
   }
   for (const auto& it : t.items) {
     double x0 = px(it.start_ns), w = std::max(0.6, px(it.end_ns) - x0);
     std::string finding = it.finding >= 0 ? fmt::format(" data-finding=\"{}\"", it.finding) : "";
     std::string region = it.region >= 0 ? fmt::format(" data-region=\"{}\"", r.regions[it.region].region) : "";
     std::string where = it.region >= 0 ? fmt::format("region {}", r.regions[it.region].region) : "in no region";
-    if (it.finding >= 0 && r.findings[it.finding].rank > 0) where += fmt::format(", finding #{}", r.findings[it.finding].rank);
+    if (it.finding >= 0 && r.findings[it.finding].rank > 0)
+      where += fmt::format(", finding #{}", r.findings[it.finding].rank);
     out += fmt::format(
         "<rect class=\"item\"{}{} x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\"><title>{}{}, {}; "
         "{}</title></rect>",
         finding, region, x0, lanes_top + it.lane * kLaneH + 2, w, kItemH, Color(r, it),
         EscapeHtml(Shorten(it.name, 160)), it.op.empty() ? "" : " (" + EscapeHtml(it.op) + ")",
-        Us(it.end_ns - it.start_ns), where);
+        Duration(it.end_ns - it.start_ns), where);
   }
   // Busy and idle: the strip is busy where no idle stretch is drawn over it.
   out += fmt::format(
@@ -132,7 +133,7 @@ std::string SideSvg(const DiffReport& r, const IterationTimeline& t, char side, 
   for (auto [from, to] : t.idle)
     out += fmt::format(
         "<rect class=\"idle\" x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\"><title>idle {}</title></rect>",
-        px(from), idle_top + 2, std::max(0.6, px(to) - px(from)), kItemH, Us(to - from));
+        px(from), idle_top + 2, std::max(0.6, px(to) - px(from)), kItemH, Duration(to - from));
   if (power) {
     const double top = watts_top;
     auto py = [&](double w) { return power_top + kPowerH - w / top * kPowerH; };
@@ -153,8 +154,9 @@ std::string SideSvg(const DiffReport& r, const IterationTimeline& t, char side, 
   for (double x = 0; x <= ms * (1 + 1e-9); x += tick)
     out += fmt::format("<text class=\"tick\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
                        px(static_cast<int64_t>(x * 1e6)), axis_top + 12, TickLabel(x));
-  out += fmt::format("<text class=\"axis\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">ms from the iteration's start</text>",
-                     kLeft + pw / 2, axis_top + 26);
+  out += fmt::format(
+      "<text class=\"axis\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">ms from the iteration's start</text>",
+      kLeft + pw / 2, axis_top + 26);
   return out + "</svg>";
 }
 
@@ -186,7 +188,8 @@ std::string TimelineSection(const DiffReport& r) {
   double watts = 0;
   for (const auto* t : {&a, &b})
     for (double w : t->power_w) watts = std::max(watts, w);
-  const double watts_step = TickStep(watts, 2), watts_top = std::max(watts_step, std::ceil(watts / watts_step) * watts_step);
+  const double watts_step = TickStep(watts, 2);
+  const double watts_top = std::max(watts_step, std::ceil(watts / watts_step) * watts_step);
   std::string out =
       "<section id=\"timeline\" class=\"timeline\"><h2>One iteration on the timeline</h2><p class=\"muted\">Each "
       "side's device work in one iteration, on one time scale, coloured by the finding whose region holds it. "

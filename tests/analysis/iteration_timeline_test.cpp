@@ -101,7 +101,8 @@ TEST(IterationTimeline, GpuPairShowsTheWastedGemmOnTheDeviceTimelineWithPower) {
     for (double w : t->power_w) EXPECT_GT(w, 50) << "an H200 draws more than 50 W while it works";
     // Its energy over the iteration, read from the power steps, is the iteration's.
     double j = 0;
-    for (size_t i = 0; i < t->power_w.size(); ++i) j += t->power_w[i] * (t->power_t_ns[i + 1] - t->power_t_ns[i]) * 1e-9;
+    for (size_t i = 0; i < t->power_w.size(); ++i)
+      j += t->power_w[i] * (t->power_t_ns[i + 1] - t->power_t_ns[i]) * 1e-9;
     EXPECT_NEAR(j, t->joules, 0.02 * t->joules);
     EXPECT_GT(ItemsOf(*t, 0), 0u) << "the top finding's region has kernels on both sides";
   }
