@@ -50,7 +50,9 @@ void ExpectConsistent(const IterationTimeline& t, const DiffReport& r) {
     EXPECT_GE(it.start_ns, 0);
     EXPECT_LE(it.start_ns, it.end_ns);
     EXPECT_LT(it.start_ns, t.length_ns);
-    if (i > 0) EXPECT_LE(t.items[i - 1].start_ns, it.start_ns);
+    if (i > 0) {
+      EXPECT_LE(t.items[i - 1].start_ns, it.start_ns);
+    }
     ASSERT_GE(it.lane, 0);
     ASSERT_LT(it.lane, static_cast<int32_t>(t.lanes.size()));
     if (it.region >= 0) {
