@@ -84,8 +84,7 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
     if path is not None:
         writer = native.jax_writer()
         if writer is None:
-            raise ImportError("magneton._torch is not built: writing a run needs the extension "
-                              "(cmake --build <dir> --target magneton_torch)")
+            raise ImportError(f"writing a run needs the torch extension: {native.load_error()}")
         session = writer.Session(path, overwrite=overwrite, energy=energy, kernels=kernels,
                                  command=environment.command_line(), start_ns=start_ns,
                                  devices=devices.rows)

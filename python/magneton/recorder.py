@@ -31,15 +31,27 @@ ENERGY_CHOICES = ("none", "nvml", "rapl", "auto")
 
 
 def extension():
-    """The C++ extension magneton._torch; ImportError says how to build it."""
-    import torch  # noqa: F401 - loads libtorch before the extension needs it
-
+    """The C++ extension magneton._torch. It links libtorch, so torch is
+    imported first, as for any torch extension: that loads libc10 and libtorch
+    into the process, and the extension's own load finds them there. An
+    ImportError names the real cause (torch missing, the module not built, or
+    a module that does not load: another torch's ABI, a missing library)."""
+    try:
+        import torch
+    except ImportError as e:
+        raise ImportError(f"magneton._torch needs torch, which cannot be imported here ({e})") from e
     try:
         from magneton import _torch
-    except ImportError as e:
+    except ModuleNotFoundError as e:
+        if e.name != "magneton._torch":
+            raise
         raise ImportError(
-            "magneton._torch is not built: cmake -S . -B build -DPython_EXECUTABLE=$(which python) "
-            f"&& ninja -C build magneton_torch ({e})") from e
+            "magneton._torch is not built: build it with scripts/build.sh (or cmake -S . -B build "
+            "-DPython_EXECUTABLE=$(which python) && ninja -C build magneton_torch), or install Magneton "
+            "with pip install .") from e
+    except ImportError as e:
+        raise ImportError(f"magneton._torch does not load with torch {torch.__version__} ({e}); rebuild it "
+                          "against this torch") from e
     return _torch
 
 

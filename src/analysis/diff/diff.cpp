@@ -505,6 +505,8 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
   }
   AddHostCpuFinding(in_a, in_b, ca, cb, report, options, g.findings);
   Rank(report, g);
+  report.timelines = {BuildIterationTimeline(a, ca, match, true, report),
+                      BuildIterationTimeline(b, cb, match, false, report)};
   return report;
 }
 
