@@ -94,7 +94,7 @@ HostCpuUse MeasureHostCpu(const Run& run, int64_t repeats) {
     }
   std::map<std::string, int64_t> calls;
   for (const auto& c : run.api_calls)
-    if (c.start_ns >= from && c.start_ns <= to && IsWaitCall(c.name)) ++calls[c.name];
+    if (c.start_ns >= from && c.start_ns <= to && IsWaitCall(c.name)) calls[c.name] += c.count;
   for (const auto& [name, n] : calls) use.syncs.push_back({name, n, 0, {}});
   return use;
 }
