@@ -106,7 +106,8 @@ void RenderEvidence(std::string& out, const Evidence& e, const Style& st) {
     out += "        launch call paths: not recorded\n";
   }
   for (const auto& c : e.config)
-    out += fmt::format("        config {}: a={} b={}\n", c.key, c.value_a, c.value_b);
+    out += fmt::format("        config {}: a={} b={}{}\n", c.key, c.value_a, c.value_b,
+                       c.by_rule ? "" : " (differs; no rule names it)");
   for (const auto& p : e.params)
     out += fmt::format("        {} {}: a={} b={}\n", p.subject, p.parameter, p.value_a, p.value_b);
 }

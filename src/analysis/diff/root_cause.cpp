@@ -14,6 +14,8 @@ namespace magneton::analysis {
 namespace {
 
 constexpr size_t kMaxParams = 12;
+// Differing keys named as candidates when no rule names one (CandidateKeys).
+constexpr size_t kMaxCandidateKeys = 8;
 
 // Every op of the region: the top-level ops and everything nested in them.
 std::vector<int64_t> AllOps(const RegionSide& s) {
@@ -249,6 +251,38 @@ int64_t CostliestDiffering(const std::vector<const Kernel*>& ks, const std::vect
   return best >= 0 ? best : (ks.empty() ? -1 : 0);
 }
 
+// The same operators on the same input layouts launched different kernels (or
+// the same kernels differently): nothing in the code or the data tells the
+// sides apart, so whatever configuration differs can have steered the choice.
+// Keys of the region's frameworks first (torch.*, jax.*), then environment
+// variables, then the rest (library versions, devices), at most a few.
+std::vector<ConfigDelta> CandidateKeys(const std::vector<ConfigDelta>& config, const RegionSide& a,
+                                       const RegionSide& b) {
+  std::set<std::string> frameworks;
+  for (const RegionSide* s : {&a, &b})
+    for (auto op : *s->ops)
+      if (op >= 0 && op < static_cast<int64_t>(s->run->ops.size())) frameworks.insert(s->run->ops[op].framework + ".");
+  auto tier = [&](const std::string& key) {
+    for (const auto& ns : frameworks)
+      if (key.rfind(ns, 0) == 0) return 0;
+    return key.rfind("env.", 0) == 0 ? 1 : 2;
+  };
+  std::vector<ConfigDelta> out = config;
+  std::stable_sort(out.begin(), out.end(),
+                   [&](const ConfigDelta& x, const ConfigDelta& y) { return tier(x.key) < tier(y.key); });
+  if (out.size() > kMaxCandidateKeys) out.resize(kMaxCandidateKeys);
+  for (auto& d : out) d.by_rule = false;
+  return out;
+}
+
+// Evidence whose differences no code path or layout explains: different kernels
+// for the same inputs, or only kernel launch parameters differing.
+bool OnlyConfigCanExplain(const Evidence& e) {
+  if (e.kind == EvidenceClass::kKernels) return e.params.empty();
+  return e.kind == EvidenceClass::kLaunch &&
+         std::all_of(e.params.begin(), e.params.end(), [](const ParamDelta& p) { return p.subject.rfind("kernel ", 0) == 0; });
+}
+
 std::vector<std::string> NamesOf(const std::vector<NamedCount>& v) {
   std::vector<std::string> out;
   for (const auto& nc : v) out.push_back(nc.name);
@@ -482,6 +516,8 @@ RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
           e.config.push_back(d);
       if (seen.insert(m.hit.id).second) rc.rules.push_back(std::move(m.hit));
     }
+    // No rule named a key: the keys that differ are still the only candidates.
+    if (e.config.empty() && OnlyConfigCanExplain(e)) e.config = CandidateKeys(config, a, b);
   }
   return rc;
 }
