@@ -160,6 +160,13 @@ TEST(DiffRootCause, KeysNoRuleNamesAreCandidatesWhereNothingElseDiffers) {
   DiffReport s = DiffPair(strided);
   for (const auto& e : s.findings.at(0).evidence)
     for (const auto& k : e.config) EXPECT_TRUE(k.by_rule) << k.key;
+  // Where the operators differ (addmm against mm + add), they explain the kernels.
+  Pair ops = fixture::Conv1DPair(12, 1, 0.80, 1.0);
+  ops.a.b.run.config["torch.backends.cuda.preferred_blas_library"] = "cublas";
+  ops.b.b.run.config["torch.backends.cuda.preferred_blas_library"] = "cublaslt";
+  DiffReport o = DiffPair(ops);
+  ASSERT_EQ(o.findings.at(0).evidence_class(), EvidenceClass::kOperators);
+  for (const auto& e : o.findings.at(0).evidence) EXPECT_TRUE(e.config.empty()) << ToString(e.kind);
 }
 
 TEST(DiffRootCause, SameKernelsDifferentLaunchAndLayout) {

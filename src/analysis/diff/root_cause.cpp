@@ -276,8 +276,10 @@ std::vector<ConfigDelta> CandidateKeys(const std::vector<ConfigDelta>& config, c
 }
 
 // Evidence whose differences no code path or layout explains: different kernels
-// for the same inputs, or only kernel launch parameters differing.
-bool OnlyConfigCanExplain(const Evidence& e) {
+// for the same operators on the same inputs, or only kernel launch parameters
+// differing. (Different operators explain different kernels.)
+bool OnlyConfigCanExplain(const Evidence& e, const RootCause& rc) {
+  if (rc.evidence.front().kind == EvidenceClass::kOperators) return false;
   if (e.kind == EvidenceClass::kKernels) return e.params.empty();
   return e.kind == EvidenceClass::kLaunch &&
          std::all_of(e.params.begin(), e.params.end(), [](const ParamDelta& p) { return p.subject.rfind("kernel ", 0) == 0; });
@@ -517,7 +519,7 @@ RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
       if (seen.insert(m.hit.id).second) rc.rules.push_back(std::move(m.hit));
     }
     // No rule named a key: the keys that differ are still the only candidates.
-    if (e.config.empty() && OnlyConfigCanExplain(e)) e.config = CandidateKeys(config, a, b);
+    if (e.config.empty() && OnlyConfigCanExplain(e, rc)) e.config = CandidateKeys(config, a, b);
   }
   return rc;
 }
