@@ -1,5 +1,5 @@
-"""The case suite's reading of `magneton diff --json` and its verdict per case; and, where a
-built magneton and committed run files exist, `magneton diff` on every case (no GPU needed)."""
+"""The case suite's reading of `magneton diff --json` and its judging rule; and, where a built
+magneton exists, every row of cases/RESULTS.md re-derived from the committed run files (no GPU)."""
 import copy
 import sys
 from pathlib import Path
