@@ -16,6 +16,12 @@ namespace magneton::testing {
 // tests/data/diff/gpu/, with its trailing slash.
 inline std::string GpuRuns() { return std::string(MAGNETON_TEST_DATA) + "/diff/gpu/"; }
 
+// cases/<name>/runs/, with its trailing slash: the suite's own run files,
+// packed (runs.tar.xz) and replaced whenever the suite is recorded again.
+inline std::string CaseRuns(const std::string& name) {
+  return std::string(MAGNETON_TEST_DATA) + "/../../cases/" + name + "/runs/";
+}
+
 }  // namespace magneton::testing
 
 #define LOAD_RUN_OR_SKIP(path, into)                                                                    \
