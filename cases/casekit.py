@@ -326,7 +326,7 @@ def measured_pass(record_once, step_s: float, measured_s: float, energy: str, pa
         record_once(steps)
         updates = sensor_updates(path) if energy != "none" else None
         if updates is None or updates >= MIN_SENSOR_UPDATES or attempt == _MAX_MEASURED_ATTEMPTS - 1:
-            return steps
+            break
         steps = math.ceil(steps * 1.25 * MIN_SENSOR_UPDATES / max(updates, 1))
     return steps
 

@@ -201,9 +201,9 @@ def judge(case: str, exp: dict, gt: dict | None, doc: dict | None, error: str) -
     g, m = gt_saving(gt, truth), magneton_saving(f)
     if g is None or m is None:
         problems.append("no end-to-end saving to compare" + (" (ground truth)" if g is None else " (Magneton)"))
-    elif abs(m - g) > max(SAVING_POINTS, SAVING_RELATIVE * abs(g)):
+    elif abs(m - g) > (allowed := max(SAVING_POINTS, SAVING_RELATIVE * abs(g))):
         problems.append(f"claims an end-to-end saving of {m:.1f}% where the ground truth measured {g:.1f}% "
-                        f"(allowed: within {max(SAVING_POINTS, SAVING_RELATIVE * abs(g)):.1f} points)")
+                        f"(allowed: within {allowed:.1f} points)")
     if problems:
         return "no", problems
     return "yes", [f"side, class, keys, operators and end-to-end saving ({m:.1f}% against {g:.1f}%) as the rule asks"]
@@ -213,11 +213,11 @@ def assess(case: str, exp: dict, gt: dict | None, doc: dict | None, error: str, 
     """One row of RESULTS.md: the judgement and what it rests on."""
     match, reasons = judge(case, exp, gt, doc, error)
     truth = gt.get("truth") if gt and "error" not in gt else None
+    f = None if error else top_finding(doc)
     return {"case": case, "exp": exp, "gt": gt, "truth": truth or "–", "error": error,
-            "finding": None if error else top_finding(doc), "totals": None if error else run_totals(doc),
+            "finding": f, "totals": None if error else run_totals(doc),
             "match": match, "why": "; ".join(reasons), "provenance": provenance or {},
-            "saving": {"gt": gt_saving(gt, truth) if truth else None,
-                       "magneton": None if error or not top_finding(doc) else magneton_saving(top_finding(doc))}}
+            "saving": {"gt": gt_saving(gt, truth) if truth else None, "magneton": magneton_saving(f) if f else None}}
 
 
 # ----------------------------------------------------------------- presentation
