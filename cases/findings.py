@@ -356,7 +356,7 @@ def results_markdown(rows: list[dict], gt: dict, provenance: dict) -> str:
         f"- Ground truth: {provenance['groundtruth']} ({'GPU: ' + gt['gpu'] if gt.get('gpu') else 'no GPU'}"
         f"{', idle %.0f W' % gt['idle_watts'] if gt.get('idle_watts') else ''}; measured {gt.get('date', '–')}, "
         f"later cases where their row says so): each side alone in back-to-back loops of {gt.get('seconds', '–')} s, "
-        f"alternated over {gt.get('trials', '–')} trials, {energy}." + (f" {gt['note']}." if gt.get("note") else ""),
+        f"alternated over {gt.get('trials', '–')} trials, {energy}." + (f" Note: {gt['note']}." if gt.get("note") else ""),
         "- W = wasteful side (run A), E = efficient side (run B), as the issue reported them; 'truth' names the "
         "side that really costs more here. Savings are end to end, in % of the wasting side, on the ground "
         "truth's metric (GPU energy; the process's CPU energy for cpu-side cases).", "",
