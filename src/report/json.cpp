@@ -41,7 +41,8 @@ json Counts(const std::vector<NamedCount>& v) {
 
 json EvidenceJson(const Evidence& e) {
   json config = json::array(), params = json::array();
-  for (const auto& c : e.config) config.push_back({{"key", c.key}, {"a", c.value_a}, {"b", c.value_b}});
+  for (const auto& c : e.config)
+    config.push_back({{"key", c.key}, {"a", c.value_a}, {"b", c.value_b}, {"by_rule", c.by_rule}});
   for (const auto& p : e.params)
     params.push_back(
         {{"subject", p.subject}, {"parameter", p.parameter}, {"a", p.value_a}, {"b", p.value_b}});

@@ -99,11 +99,15 @@ void RenderEvidence(std::string& out, const Evidence& e, const Style& st) {
                        d.common.empty() ? "" : " (" + analysis::Describe(d.common) + ")",
                        d.frame_a.empty() ? "-" : analysis::Describe(d.frame_a),
                        d.frame_b.empty() ? "-" : analysis::Describe(d.frame_b));
+  } else if (e.kind == EvidenceClass::kKernels && d.depth > 0) {
+    out += fmt::format("        launch call paths the same down to {}: the kernel is chosen below it\n",
+                       analysis::Describe(d.common));
   } else if (e.kind == EvidenceClass::kKernels && d.depth < 0) {
     out += "        launch call paths: not recorded\n";
   }
   for (const auto& c : e.config)
-    out += fmt::format("        config {}: a={} b={}\n", c.key, c.value_a, c.value_b);
+    out += fmt::format("        config {}: a={} b={}{}\n", c.key, c.value_a, c.value_b,
+                       c.by_rule ? "" : " (differs; no rule names it)");
   for (const auto& p : e.params)
     out += fmt::format("        {} {}: a={} b={}\n", p.subject, p.parameter, p.value_a, p.value_b);
 }

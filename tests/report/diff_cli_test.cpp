@@ -74,14 +74,13 @@ TEST(DiffCli, SameProgramTwiceExitsZero) {
 
 // A C++ engine recorded by `magneton record` (no operators): matched by NVTX range.
 TEST(DiffCli, RunsWithoutOperatorsAreDiffedByNvtxRange) {
-  const std::string runs = testing::CaseRuns("cublas-engine");
-  if (!fs::exists(runs + "wasteful.mgt") || !fs::exists(runs + "efficient.mgt"))
-    GTEST_SKIP() << runs << " does not hold the cublas-engine recordings";
-  Result r = Magneton("diff " + runs + "wasteful.mgt " + runs + "efficient.mgt --color never");
+  const std::string fp32 = testing::GpuRuns() + "engine_fp32.mgt", tf32 = testing::GpuRuns() + "engine_tf32.mgt";
+  if (!fs::exists(fp32) || !fs::exists(tf32)) GTEST_SKIP() << "the cublas-engine recordings are not in the tree";
+  Result r = Magneton("diff " + fp32 + " " + tf32 + " --color never");
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("matched by NVTX range name"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("[kernels]"), std::string::npos) << r.out;
-  Result same = Magneton("diff " + runs + "wasteful.mgt " + runs + "wasteful.mgt --color never");
+  Result same = Magneton("diff " + fp32 + " " + fp32 + " --color never");
   EXPECT_EQ(same.code, 0) << same.out << same.err;
 }
 

@@ -13,11 +13,11 @@
 namespace magneton::report {
 namespace {
 
-const std::string kRuns = testing::CaseRuns("cublas-engine");
+const std::string kRuns = testing::GpuRuns();
 
 TEST(ReportRanges, RangePathsLabelTheFindingsAndOutputsAreNotCompared) {
-  LOAD_RUN_OR_SKIP(kRuns + "wasteful.mgt", a);
-  LOAD_RUN_OR_SKIP(kRuns + "efficient.mgt", b);
+  LOAD_RUN_OR_SKIP(kRuns + "engine_fp32.mgt", a);
+  LOAD_RUN_OR_SKIP(kRuns + "engine_tf32.mgt", b);
   auto r = analysis::DiffRuns(*a, *b, nullptr, nullptr, analysis::DiffOptions{});
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_GT(r->waste_count(), 0);
