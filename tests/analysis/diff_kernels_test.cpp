@@ -1,0 +1,363 @@
+// The kernel-level diff of runs with nothing to match but their kernels
+// (analysis/diff/kernel_regions.h): programs built here (kernel_program.h),
+// and recordings of real programs on the H200 with what would let another
+// diff match them (operators, NVTX ranges) taken out.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "analysis/diff/diff.h"
+#include "analysis/diff/kernel_regions.h"
+#include "kernel_program.h"
+#include "recorded_runs.h"
+
+namespace magneton::analysis {
+namespace {
+
+const std::string kGpu = std::string(MAGNETON_TEST_DATA) + "/diff/gpu/";
+const std::string kFp32Gemm = "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x64x8_stage3_ffma_execute_kernel";
+const std::string kTf32Gemm = "sm80_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize64x64x32_stage4_tensor16x8x8_kernel";
+
+bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+bool Noted(const DiffReport& r, const std::string& part) {
+  return std::any_of(r.notes.begin(), r.notes.end(), [&](const std::string& n) { return Contains(n, part); });
+}
+
+bool Names(const std::vector<NamedCount>& v, const std::string& part) {
+  return std::any_of(v.begin(), v.end(), [&](const NamedCount& n) { return Contains(n.name, part); });
+}
+
+const Finding* Top(const DiffReport& r) { return r.findings.empty() ? nullptr : &r.findings.front(); }
+
+// The notes and the findings that are not noise, for failure messages.
+std::string Dump(const DiffReport& r) {
+  std::string out;
+  for (const auto& n : r.notes) out += "note: " + n + "\n";
+  for (const auto& f : r.findings) {
+    if (f.verdict == Verdict::kNoise) continue;
+    out += std::string(ToString(f.verdict)) + " [" + ToString(f.evidence_class()) + "] " + f.label + ": " + f.why + "\n";
+    for (const auto& e : f.evidence) out += "  " + std::string(ToString(e.kind)) + ": " + e.summary + "\n";
+  }
+  return out;
+}
+
+// A small transformer's step as its kernels: an embedding, `layers` layers of
+// norm, GEMM, activation, GEMM, then a head and a loss.
+struct Variant {
+  std::string gemm = kFp32Gemm;
+  int64_t gemm_ns = 40'000;
+  bool item = false;         // `loss.item()` each step: a 4-byte copy and a synchronize
+  bool extra_kernel = false; // a contiguous() copy kernel before each layer's second GEMM
+  int32_t norm_grid = 128;
+  int layers = 4;
+};
+
+void Step(fixture::KernelProgram& p, const Variant& v, bool warm_up) {
+  // The first step autotunes: each GEMM is a probe kernel and then the pick.
+  auto gemm = [&] {
+    if (warm_up) p.Kernel("gemm_autotune_probe", 90'000);
+    p.Kernel(v.gemm, v.gemm_ns);
+  };
+  p.Kernel("embedding_kernel", 8'000);
+  for (int l = 0; l < v.layers; ++l) {
+    p.Kernel("layer_norm_kernel", 5'000, v.norm_grid);
+    gemm();
+    p.Kernel("gelu_kernel", 6'000);
+    if (v.extra_kernel) p.Kernel("direct_copy_kernel", 9'000);
+    gemm();
+  }
+  p.Kernel("lm_head_gemm", 30'000);
+  p.Kernel("cross_entropy_kernel", 7'000);
+  if (v.item) {
+    p.Copy("DtoH", 4, 1'500);
+    p.Sync(150'000);
+  }
+}
+
+// Set-up (weights to the device), a warm-up step, `steps` steps, a summary.
+Run Program(const std::string& command, const Variant& v, int steps) {
+  fixture::KernelProgram p(command);
+  p.Copy("HtoD", 1 << 20, 50'000);
+  p.Kernel("fill_kernel", 3'000);
+  p.Sync(300'000);
+  Step(p, v, true);
+  for (int i = 0; i < steps; ++i) Step(p, v, false);
+  p.Copy("DtoH", 4096, 2'000);
+  p.Sync(100'000);
+  return p.Done();
+}
+
+TEST(DiffKernels, FullFp32GemmsAreWasteAgainstTf32) {
+  Variant tf32;
+  tf32.gemm = kTf32Gemm;
+  tf32.gemm_ns = 10'000;
+  magneton::Run a = Program("prog --tf32 off", {}, 12), b = Program("prog --tf32 on", tf32, 9);
+  ASSERT_TRUE(MatchesByKernels(a, b));
+  auto r = DiffRuns(a, b, nullptr, nullptr, DiffOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->matched_by_kernels);
+  EXPECT_FALSE(r->matched_by_range);
+  EXPECT_EQ(r->a.ops, 0);  // segments are not recorded operators
+  EXPECT_EQ(r->a.kernels, static_cast<int64_t>(a.kernels.size()));
+  EXPECT_TRUE(Noted(*r, "matched by kernel sequence"));
+  EXPECT_TRUE(Noted(*r, "nothing shows that the two sides compute the same thing"));
+  // Each side's loop is found, set-up and summary left out. The warm-up step
+  // is the step with an autotuning probe before each GEMM: most of it aligns,
+  // so it counts as a repetition, not an identical one.
+  // The last repetition holds the summary's copy, so it is not identical either.
+  EXPECT_TRUE(Noted(*r, "run a: an iteration is one repetition of a step of 19 kernels and copies (13 repetitions, "
+                        "11 identical; 3 kernels and copies outside them"))
+      << Dump(*r);
+  EXPECT_TRUE(Noted(*r, "run b: an iteration is one repetition of a step of 19 kernels and copies (10 repetitions, "
+                        "8 identical"));
+  EXPECT_TRUE(Noted(*r, "inside them align with nothing in its step, their cost unattributed: gemm_autotune_probe x8"));
+  EXPECT_EQ(r->a.iterations, 1);  // costs are per repetition
+  EXPECT_EQ(r->a.measured_repeats, 13);
+  EXPECT_EQ(r->b.measured_repeats, 10);
+
+  ASSERT_EQ(r->waste_count(), 1);
+  const Finding& f = r->findings.front();
+  EXPECT_EQ(f.costly, 'a');
+  EXPECT_EQ(f.regions.size(), 8u);  // two GEMMs in each of four layers: one finding
+  EXPECT_TRUE(Contains(f.label, "f32f32_f32f32_f32") && Contains(f.label, "(a) vs")) << f.label;
+  EXPECT_TRUE(Contains(f.label, "tf32f32")) << f.label;
+  EXPECT_FALSE(f.outputs_compared);
+  EXPECT_TRUE(Contains(f.why, "outputs not compared: the runs hold no values; matched by kernel sequence")) << f.why;
+  ASSERT_EQ(f.evidence_class(), EvidenceClass::kKernels);
+  const Evidence& e = f.evidence.front();
+  EXPECT_TRUE(Contains(e.summary, "same place in the step, different kernels")) << e.summary;
+  EXPECT_TRUE(Names(e.only_a, "f32f32_f32f32_f32"));
+  EXPECT_TRUE(Names(e.only_b, "tf32f32"));
+  // Time stands in for energy: 8 GEMMs an iteration, 40 us against 10 us.
+  EXPECT_EQ(r->cost_unit, "s");
+  EXPECT_NEAR(f.a.seconds, 8 * 40e-6, 1e-9);
+  EXPECT_NEAR(f.b.seconds, 8 * 10e-6, 1e-9);
+  EXPECT_NEAR(f.saved_per_iteration, 8 * 30e-6, 1e-9);
+  // The accounting adds up; what no segment holds is the warm-up's probes
+  // (an iteration's account is the mean over repetitions, warm-up included).
+  for (const RunSummary* s : {&r->a, &r->b}) {
+    ASSERT_TRUE(s->account.available);
+    EXPECT_NEAR(s->account.regions + s->account.unmatched + s->account.idle + s->account.unattributed,
+                s->account.total, 1e-12);
+    EXPECT_EQ(s->account.unmatched, 0);
+    EXPECT_GT(s->account.unattributed, 0);
+  }
+  // Everything the two sides share is noise.
+  for (const auto& g : r->findings)
+    if (&g != &f) {
+      EXPECT_EQ(g.verdict, Verdict::kNoise) << g.label << ": " << g.why;
+    }
+}
+
+TEST(DiffKernels, TheSameProgramTwiceIsNoWaste) {
+  magneton::Run a = Program("prog", {}, 10), b = Program("prog", {}, 14);
+  auto r = DiffRuns(a, b, nullptr, nullptr, DiffOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->matched_by_kernels);
+  EXPECT_EQ(r->waste_count(), 0);
+  for (const auto& f : r->findings) EXPECT_EQ(f.verdict, Verdict::kNoise) << f.label << ": " << f.why;
+  EXPECT_TRUE(Noted(*r, "they differ at 0 places"));
+}
+
+TEST(DiffKernels, ASynchronizeEachStepIsATimelineFindingNamingTheCall) {
+  Variant item;
+  item.item = true;
+  magneton::Run a = Program("prog --log-every-step", item, 10), b = Program("prog", {}, 10);
+  auto r = DiffRuns(a, b, nullptr, nullptr, DiffOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(Noted(*r, "synchronizing calls per iteration: a 1 (cudaStreamSynchronize x1), b 0 (none)")) << Dump(*r);
+  EXPECT_TRUE(Noted(*r, "they differ at 1 place (a: 2 items there, b: 1)"));
+  ASSERT_GE(r->waste_count(), 1);
+  const Finding& f = *Top(*r);
+  EXPECT_EQ(f.costly, 'a');
+  // The host's 150 us after the synchronize is the device's wait for its next
+  // launch: the finding holds the copy and the kernel that waited.
+  EXPECT_TRUE(Contains(f.label, "copy DtoH 4 B")) << f.label;
+  EXPECT_GT(f.a.wait_seconds, 140e-6);
+  EXPECT_LT(f.b.wait_seconds, 10e-6);
+  EXPECT_EQ(f.evidence_class(), EvidenceClass::kTimeline) << f.evidence.front().summary;
+  auto sync = std::find_if(f.evidence.begin(), f.evidence.end(),
+                           [](const Evidence& e) { return Contains(e.summary, "synchronizing calls before"); });
+  ASSERT_NE(sync, f.evidence.end());
+  EXPECT_TRUE(Contains(sync->summary, "a cudaStreamSynchronize x1, b none")) << sync->summary;
+  auto copy = std::find_if(f.evidence.begin(), f.evidence.end(),
+                           [](const Evidence& e) { return Names(e.only_a, "copy DtoH 4 B"); });
+  EXPECT_NE(copy, f.evidence.end());
+  // The step's boundary is cut where neither device waits: the wait is in a region, not an idle tail.
+  EXPECT_LT(r->a.account.idle, 0.05 * r->a.account.total);
+}
+
+TEST(DiffKernels, AKernelOnlyOneSideLaunchesCountsWithTheKernelItServes) {
+  Variant extra;
+  extra.extra_kernel = true;
+  magneton::Run a = Program("prog --contiguous", extra, 8), b = Program("prog", {}, 8);
+  auto r = DiffRuns(a, b, nullptr, nullptr, DiffOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->waste_count(), 1);
+  const Finding& f = r->findings.front();
+  EXPECT_EQ(f.costly, 'a');
+  EXPECT_EQ(f.regions.size(), 4u);  // one a layer
+  // The copy kernel goes with the GEMM that follows it: 9 + 40 us against 40 us.
+  EXPECT_TRUE(Contains(f.label, "direct_copy_kernel")) << f.label;
+  EXPECT_NEAR(f.a.seconds / f.b.seconds, 49.0 / 40.0, 0.01);
+  ASSERT_EQ(f.evidence_class(), EvidenceClass::kKernels);
+  EXPECT_TRUE(Names(f.evidence.front().only_a, "direct_copy_kernel"));
+  EXPECT_TRUE(f.evidence.front().only_b.empty());
+}
+
+TEST(DiffKernels, TheSameKernelLaunchedDifferentlyIsLaunchEvidence) {
+  Variant wide;
+  wide.norm_grid = 512;
+  magneton::Run a = Program("prog --norm-grid 512", wide, 8), b = Program("prog", {}, 8);
+  // The wider launch runs longer on a.
+  for (auto& k : a.kernels)
+    if (k.name == "layer_norm_kernel") k.end_ns += 6'000;
+  auto r = DiffRuns(a, b, nullptr, nullptr, DiffOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_GE(r->waste_count(), 1);
+  const Finding& f = r->findings.front();
+  EXPECT_TRUE(Contains(f.label, "layer_norm_kernel")) << f.label;
+  ASSERT_EQ(f.evidence_class(), EvidenceClass::kLaunch);
+  EXPECT_EQ(f.evidence.front().params.front().parameter, "grid");
+}
+
+TEST(DiffKernels, RunsWithoutARepeatedStepAreComparedWhole) {
+  fixture::KernelProgram pa("once"), pb("once");
+  for (auto* p : {&pa, &pb}) {
+    p->Kernel("a_kernel", 5'000);
+    p->Kernel("b_kernel", 5'000);
+  }
+  pb.Kernel("c_kernel", 5'000);
+  auto r = DiffRuns(pa.Done(), pb.Done(), nullptr, nullptr, DiffOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(Noted(*r, "run a: no step of its 2 kernels and copies repeats, so the run is one iteration"));
+  ASSERT_EQ(r->regions.size(), 1u);  // c_kernel joins the last shared kernel
+  EXPECT_EQ(r->findings.front().costly, 'b');
+  // --iterations 1: a loop is compared whole too, and --iterations N divides it.
+  magneton::Run a = Program("prog", {}, 6), b = Program("prog", {}, 6);
+  DiffOptions once;
+  once.iterations = 1;
+  auto whole = DiffRuns(a, b, nullptr, nullptr, once);
+  ASSERT_TRUE(whole.ok());
+  EXPECT_TRUE(Noted(*whole, "run a: compared whole, as one iteration (--iterations 1)"));
+  EXPECT_EQ(whole->a.measured_repeats, 1);
+  EXPECT_EQ(whole->waste_count(), 0);
+  DiffOptions six;
+  six.iterations = 6;
+  auto steps = DiffRuns(a, b, nullptr, nullptr, six);
+  ASSERT_TRUE(steps.ok());
+  EXPECT_EQ(steps->a.measured_repeats, 7);  // six steps and the warm-up
+  EXPECT_EQ(steps->a.iterations, 1);
+}
+
+TEST(DiffKernels, RunsWithValuesOrSharedRangesAreNotDiffedByKernels) {
+  magneton::Run a = Program("prog", {}, 4);
+  magneton::Run with_ops = a;
+  Op op;
+  op.name = "aten::mm";
+  op.framework = "torch";
+  with_ops.ops.push_back(op);
+  Tensor t;
+  t.fingerprint = Fingerprint{};
+  with_ops.tensors.push_back(t);
+  EXPECT_FALSE(MatchesByKernels(with_ops, a));
+  magneton::Run no_kernels = a;
+  no_kernels.kernels.clear();
+  EXPECT_FALSE(MatchesByKernels(no_kernels, a));
+  // NVTX ranges that hold no device work on either side do not match: kernels then.
+  magneton::Run ranged = a;
+  Range range;
+  range.name = "idle";
+  range.start_ns = a.info.start_ns;
+  range.end_ns = a.info.start_ns + 1;
+  ranged.ranges.push_back(range);
+  auto r = DiffRuns(ranged, ranged, nullptr, nullptr, DiffOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->matched_by_kernels);
+  EXPECT_TRUE(Noted(*r, "NVTX ranges share no path that holds device work"));
+}
+
+// The cublas-engine case (tests/analysis/diff_ranges_test.cpp) without its
+// NVTX ranges: what `magneton record` gives of any C++ engine with no
+// annotations. FP32 (CUBLAS_COMPUTE_32F) against TF32 GEMMs, recorded on the H200.
+TEST(DiffKernels, CublasEngineWithoutRangesFindsItsFp32Gemms) {
+  const std::string runs = testing::CaseRuns("cublas-engine");
+  LOAD_RUN_OR_SKIP(runs + "wasteful.mgt", a);
+  LOAD_RUN_OR_SKIP(runs + "efficient.mgt", b);
+  a->ranges.clear();
+  b->ranges.clear();
+  ASSERT_TRUE(MatchesByKernels(*a, *b));
+  auto r = DiffRuns(*a, *b, nullptr, nullptr, DiffOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->matched_by_kernels);
+  EXPECT_TRUE(r->energy_measured);
+  ASSERT_GE(r->waste_count(), 1);
+  const Finding& f = r->findings.front();
+  EXPECT_EQ(f.costly, 'a');
+  ASSERT_EQ(f.evidence_class(), EvidenceClass::kKernels);
+  EXPECT_TRUE(Names(f.evidence.front().only_a, "gemm_f32f32_f32f32_f32"));
+  EXPECT_TRUE(Names(f.evidence.front().only_b, "tf32"));
+  // Ground truth on the H200 (cases/groundtruth-h200.json): fp32 costs 6.45x the energy.
+  EXPECT_NEAR(f.a.joules / f.b.joules, 6.45, 1.3) << f.label;
+}
+
+TEST(DiffKernels, TwoEngineRecordingsOfTheSameSideAreNoWaste) {
+  const std::string runs = testing::CaseRuns("cublas-engine");
+  LOAD_RUN_OR_SKIP(runs + "wasteful.mgt", a);
+  LOAD_RUN_OR_SKIP(kGpu + "engine_fp32_again.mgt", b);
+  a->ranges.clear();
+  b->ranges.clear();
+  auto r = DiffRuns(*a, *b, nullptr, nullptr, DiffOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->matched_by_kernels);
+  for (const auto& f : r->findings) EXPECT_EQ(f.verdict, Verdict::kNoise) << f.label << ": " << f.why;
+}
+
+// A real model's kernels with its operators taken out: the UNet-like model of
+// `magneton demo --case unet-tf32`, measured on the H200 with TF32 off (a)
+// and on (b), each 20 iterations (tests/data/diff/gpu/unet_*-measured.mgt).
+Run WithoutOperators(Run run) {
+  run.ops.clear();
+  run.tensors.clear();
+  for (auto& k : run.kernels) k.op = kNone;
+  for (auto& t : run.transfers) t.op = kNone;
+  return run;
+}
+
+TEST(DiffKernels, UnetWithTf32OffLaunchesFp32Kernels) {
+  LOAD_RUN_OR_SKIP(kGpu + "unet_fp32-measured.mgt", a);
+  LOAD_RUN_OR_SKIP(kGpu + "unet_tf32-measured.mgt", b);
+  magneton::Run ra = WithoutOperators(*a), rb = WithoutOperators(*b);
+  ASSERT_TRUE(MatchesByKernels(ra, rb));
+  auto r = DiffRuns(ra, rb, nullptr, nullptr, DiffOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  // 20 iterations of 53 and 59 kernels; the step is cut where both sides
+  // launch the same kernel, so the first and last iterations are partial.
+  EXPECT_TRUE(Noted(*r, "run a: an iteration is one repetition of a step of 53 kernels and copies (19 repetitions"))
+      << Dump(*r);
+  EXPECT_TRUE(Noted(*r, "run b: an iteration is one repetition of a step of 59 kernels and copies (19 repetitions"));
+  // Where the FP32 side runs FFMA GEMMs and convolutions, TF32 runs tensor-core kernels: waste on a.
+  int fp32 = 0;
+  for (const auto& f : r->findings) {
+    if (f.verdict != Verdict::kWaste || f.evidence_class() != EvidenceClass::kKernels) continue;
+    EXPECT_EQ(f.costly, 'a') << f.label;
+    EXPECT_TRUE(Names(f.evidence.front().only_a, "f32f32_f32f32_f32")) << f.evidence.front().summary;
+    EXPECT_TRUE(Names(f.evidence.front().only_b, "tf32") || Names(f.evidence.front().only_b, "tensorop"))
+        << f.evidence.front().summary;
+    ++fp32;
+  }
+  EXPECT_GE(fp32, 3) << Dump(*r);
+  // These measured passes recorded every operator, so their host was slow to
+  // launch: the device waits between kernels on both sides (timeline findings
+  // in either direction), the FP32 side's kernels are what differs.
+  // A/A: each against itself.
+  for (const magneton::Run* run : {&ra, &rb}) {
+    auto same = DiffRuns(*run, *run, nullptr, nullptr, DiffOptions{});
+    ASSERT_TRUE(same.ok());
+    EXPECT_EQ(same->waste_count(), 0);
+  }
+}
+
+}  // namespace
+}  // namespace magneton::analysis
