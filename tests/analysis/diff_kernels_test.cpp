@@ -8,6 +8,7 @@
 
 #include "analysis/diff/diff.h"
 #include "analysis/diff/kernel_regions.h"
+#include "analysis/diff/rules.h"
 #include "kernel_program.h"
 #include "recorded_runs.h"
 
@@ -15,8 +16,18 @@ namespace magneton::analysis {
 namespace {
 
 const std::string kGpu = std::string(MAGNETON_TEST_DATA) + "/diff/gpu/";
-const std::string kFp32Gemm = "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x64x8_stage3_ffma_execute_kernel";
-const std::string kTf32Gemm = "sm80_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize64x64x32_stage4_tensor16x8x8_kernel";
+using fixture::kTf32Gemm;
+using fixture::Program;
+using fixture::Variant;
+
+// The rules in the repository (rules/*.json).
+DiffOptions WithRules() {
+  DiffOptions o;
+  auto rules = LoadRulesDir(std::string(MAGNETON_TEST_DATA) + "/../../rules");
+  EXPECT_TRUE(rules.ok()) << rules.error().message;
+  if (rules.ok()) o.rules = std::move(*rules);
+  return o;
+}
 
 bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
@@ -42,59 +53,13 @@ std::string Dump(const DiffReport& r) {
   return out;
 }
 
-// A small transformer's step as its kernels: an embedding, `layers` layers of
-// norm, GEMM, activation, GEMM, then a head and a loss.
-struct Variant {
-  std::string gemm = kFp32Gemm;
-  int64_t gemm_ns = 40'000;
-  bool item = false;         // `loss.item()` each step: a 4-byte copy and a synchronize
-  bool extra_kernel = false; // a contiguous() copy kernel before each layer's second GEMM
-  int32_t norm_grid = 128;
-  int layers = 4;
-};
-
-void Step(fixture::KernelProgram& p, const Variant& v, bool warm_up) {
-  // The first step autotunes: each GEMM is a probe kernel and then the pick.
-  auto gemm = [&] {
-    if (warm_up) p.Kernel("gemm_autotune_probe", 90'000);
-    p.Kernel(v.gemm, v.gemm_ns);
-  };
-  p.Kernel("embedding_kernel", 8'000);
-  for (int l = 0; l < v.layers; ++l) {
-    p.Kernel("layer_norm_kernel", 5'000, v.norm_grid);
-    gemm();
-    p.Kernel("gelu_kernel", 6'000);
-    if (v.extra_kernel) p.Kernel("direct_copy_kernel", 9'000);
-    gemm();
-  }
-  p.Kernel("lm_head_gemm", 30'000);
-  p.Kernel("cross_entropy_kernel", 7'000);
-  if (v.item) {
-    p.Copy("DtoH", 4, 1'500);
-    p.Sync(150'000);
-  }
-}
-
-// Set-up (weights to the device), a warm-up step, `steps` steps, a summary.
-Run Program(const std::string& command, const Variant& v, int steps) {
-  fixture::KernelProgram p(command);
-  p.Copy("HtoD", 1 << 20, 50'000);
-  p.Kernel("fill_kernel", 3'000);
-  p.Sync(300'000);
-  Step(p, v, true);
-  for (int i = 0; i < steps; ++i) Step(p, v, false);
-  p.Copy("DtoH", 4096, 2'000);
-  p.Sync(100'000);
-  return p.Done();
-}
-
 TEST(DiffKernels, FullFp32GemmsAreWasteAgainstTf32) {
   Variant tf32;
   tf32.gemm = kTf32Gemm;
   tf32.gemm_ns = 10'000;
   magneton::Run a = Program("prog --tf32 off", {}, 12), b = Program("prog --tf32 on", tf32, 9);
   ASSERT_TRUE(MatchesByKernels(a, b));
-  auto r = DiffRuns(a, b, nullptr, nullptr, DiffOptions{});
+  auto r = DiffRuns(a, b, nullptr, nullptr, WithRules());
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_TRUE(r->matched_by_kernels);
   EXPECT_FALSE(r->matched_by_range);
@@ -129,6 +94,8 @@ TEST(DiffKernels, FullFp32GemmsAreWasteAgainstTf32) {
   EXPECT_TRUE(Contains(e.summary, "same place in the step, different kernels")) << e.summary;
   EXPECT_TRUE(Names(e.only_a, "f32f32_f32f32_f32"));
   EXPECT_TRUE(Names(e.only_b, "tf32f32"));
+  ASSERT_EQ(f.rules.size(), 1u);
+  EXPECT_EQ(f.rules.front().id, "fp32-kernels-not-tf32");
   // Time stands in for energy: 8 GEMMs an iteration, 40 us against 10 us.
   EXPECT_EQ(r->cost_unit, "s");
   EXPECT_NEAR(f.a.seconds, 8 * 40e-6, 1e-9);
@@ -232,7 +199,9 @@ TEST(DiffKernels, RunsWithoutARepeatedStepAreComparedWhole) {
   auto r = DiffRuns(pa.Done(), pb.Done(), nullptr, nullptr, DiffOptions{});
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_TRUE(Noted(*r, "run a: no step of its 2 kernels and copies repeats, so the run is one iteration"));
-  ASSERT_EQ(r->regions.size(), 1u);  // c_kernel joins the last shared kernel
+  // c_kernel, at the end of b only, goes with the shared kernel before it.
+  ASSERT_EQ(r->regions.size(), 2u);
+  EXPECT_EQ(r->findings.front().label, "b_kernel (a) vs b_kernel + c_kernel (b)");
   EXPECT_EQ(r->findings.front().costly, 'b');
   // --iterations 1: a loop is compared whole too, and --iterations N divides it.
   magneton::Run a = Program("prog", {}, 6), b = Program("prog", {}, 6);
@@ -288,7 +257,7 @@ TEST(DiffKernels, CublasEngineWithoutRangesFindsItsFp32Gemms) {
   a->ranges.clear();
   b->ranges.clear();
   ASSERT_TRUE(MatchesByKernels(*a, *b));
-  auto r = DiffRuns(*a, *b, nullptr, nullptr, DiffOptions{});
+  auto r = DiffRuns(*a, *b, nullptr, nullptr, WithRules());
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_TRUE(r->matched_by_kernels);
   EXPECT_TRUE(r->energy_measured);
@@ -298,6 +267,8 @@ TEST(DiffKernels, CublasEngineWithoutRangesFindsItsFp32Gemms) {
   ASSERT_EQ(f.evidence_class(), EvidenceClass::kKernels);
   EXPECT_TRUE(Names(f.evidence.front().only_a, "gemm_f32f32_f32f32_f32"));
   EXPECT_TRUE(Names(f.evidence.front().only_b, "tf32"));
+  ASSERT_FALSE(f.rules.empty());
+  EXPECT_EQ(f.rules.front().id, "fp32-kernels-not-tf32");
   // Ground truth on the H200 (cases/groundtruth-h200.json): fp32 costs 6.45x the energy.
   EXPECT_NEAR(f.a.joules / f.b.joules, 6.45, 1.3) << f.label;
 }
@@ -357,6 +328,64 @@ TEST(DiffKernels, UnetWithTf32OffLaunchesFp32Kernels) {
     ASSERT_TRUE(same.ok());
     EXPECT_EQ(same->waste_count(), 0);
   }
+}
+
+// GPT-2 (2 layers) recorded on the H200 by the injection library
+// (tests/data/cupti/gpt2-small.mgt), its NVTX ranges taken out. The other side
+// is a copy made here to model "the same program with TF32 on": its FP32 FFMA
+// GEMM kernels renamed to TF32 tensor-core ones and given a third of their
+// device time (the engine case measured 6-7x on the H200). Not a recording:
+// it checks that a real kernel stream is stepped, aligned and diffed, and
+// that renamed kernels at the same places become `kernels` findings.
+magneton::Run WithTf32Gemms(magneton::Run run) {
+  auto replace = [](std::string& s, const std::string& from, const std::string& to) {
+    if (auto at = s.find(from); at != std::string::npos) s.replace(at, from.size(), to);
+  };
+  for (auto& k : run.kernels) {
+    if (k.name.find("f32f32_f32f32_f32") == std::string::npos && k.name.find("simt_sgemm") == std::string::npos)
+      continue;
+    replace(k.name, "f32f32_f32f32_f32", "f32f32_tf32f32_f32");
+    replace(k.name, "ffma", "tensor16x8x8");
+    replace(k.name, "simt_sgemm", "tensorop_s1688gemm");
+    k.end_ns = k.start_ns + (k.end_ns - k.start_ns) / 3;
+  }
+  return run;
+}
+
+TEST(DiffKernels, Gpt2KernelStreamAgainstAModelOfItWithTf32) {
+  LOAD_RUN_OR_SKIP(std::string(MAGNETON_TEST_DATA) + "/cupti/gpt2-small.mgt", run);
+  run->ranges.clear();
+  magneton::Run tf32 = WithTf32Gemms(*run);
+  auto same = DiffRuns(*run, *run, nullptr, nullptr, DiffOptions{});
+  ASSERT_TRUE(same.ok()) << same.error().message;
+  EXPECT_TRUE(same->matched_by_kernels);
+  EXPECT_TRUE(Noted(*same, "run a: an iteration is one repetition of a step of 47 kernels and copies (5 repetitions"))
+      << Dump(*same);
+  EXPECT_EQ(same->waste_count(), 0) << Dump(*same);
+
+  auto r = DiffRuns(*run, tf32, nullptr, nullptr, DiffOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_GE(r->waste_count(), 1) << Dump(*r);
+  EXPECT_TRUE(Noted(*r, "run b: an iteration is one repetition of a step of 47 kernels and copies (5 repetitions"));
+  // The renamed GEMMs are `kernels` waste on a. This recording is launch-bound
+  // (the device waits for the host over 90% of an iteration), so the time b's
+  // GEMMs no longer take is spent waiting for the next launch: the kernels
+  // after them cost b more, as `timeline` findings.
+  int gemms = 0;
+  for (const auto& f : r->findings) {
+    if (f.verdict != Verdict::kWaste) continue;
+    if (f.evidence_class() == EvidenceClass::kTimeline) {
+      EXPECT_EQ(f.costly, 'b') << f.label;
+      EXPECT_GT(f.b.wait_seconds, f.a.wait_seconds) << f.label;
+      continue;
+    }
+    EXPECT_EQ(f.costly, 'a') << f.label;
+    ASSERT_EQ(f.evidence_class(), EvidenceClass::kKernels) << Dump(*r);
+    EXPECT_TRUE(Names(f.evidence.front().only_a, "ffma") || Names(f.evidence.front().only_a, "simt_sgemm"));
+    EXPECT_TRUE(Names(f.evidence.front().only_b, "tensor"));
+    ++gemms;
+  }
+  EXPECT_GE(gemms, 4) << Dump(*r);
 }
 
 }  // namespace

@@ -3,12 +3,15 @@
 // and copies onto one stream, each with its launch API call, and
 // synchronizing calls that make the host wait for the device. The device runs
 // items in launch order, each when the previous one is done and its launch
-// has reached the device. Shared by tests/analysis and tests/report.
+// has reached the device. Program() builds a small transformer's training
+// script this way. Shared by tests/analysis and tests/report.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "core/run.h"
 
@@ -87,5 +90,55 @@ struct KernelProgram {
     return run;
   }
 };
+
+inline const std::string kFp32Gemm = "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x64x8_stage3_ffma_execute_kernel";
+inline const std::string kTf32Gemm =
+    "sm80_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize64x64x32_stage4_tensor16x8x8_kernel";
+
+// A small transformer's step as its kernels: an embedding, `layers` layers of
+// norm, GEMM, activation, GEMM, then a head and a loss.
+struct Variant {
+  std::string gemm = kFp32Gemm;
+  int64_t gemm_ns = 40'000;
+  bool item = false;         // `loss.item()` each step: a 4-byte copy and a synchronize
+  bool extra_kernel = false; // a contiguous() copy kernel before each layer's second GEMM
+  int32_t norm_grid = 128;
+  int layers = 4;
+};
+
+inline void Step(KernelProgram& p, const Variant& v, bool warm_up) {
+  // The first step autotunes: each GEMM is a probe kernel and then the pick.
+  auto gemm = [&] {
+    if (warm_up) p.Kernel("gemm_autotune_probe", 90'000);
+    p.Kernel(v.gemm, v.gemm_ns);
+  };
+  p.Kernel("embedding_kernel", 8'000);
+  for (int l = 0; l < v.layers; ++l) {
+    p.Kernel("layer_norm_kernel", 5'000, v.norm_grid);
+    gemm();
+    p.Kernel("gelu_kernel", 6'000);
+    if (v.extra_kernel) p.Kernel("direct_copy_kernel", 9'000);
+    gemm();
+  }
+  p.Kernel("lm_head_gemm", 30'000);
+  p.Kernel("cross_entropy_kernel", 7'000);
+  if (v.item) {
+    p.Copy("DtoH", 4, 1'500);
+    p.Sync(150'000);
+  }
+}
+
+// Set-up (weights to the device), a warm-up step, `steps` steps, a summary.
+inline Run Program(const std::string& command, const Variant& v, int steps) {
+  KernelProgram p(command);
+  p.Copy("HtoD", 1 << 20, 50'000);
+  p.Kernel("fill_kernel", 3'000);
+  p.Sync(300'000);
+  Step(p, v, true);
+  for (int i = 0; i < steps; ++i) Step(p, v, false);
+  p.Copy("DtoH", 4096, 2'000);
+  p.Sync(100'000);
+  return p.Done();
+}
 
 }  // namespace magneton::fixture

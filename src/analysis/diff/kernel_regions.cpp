@@ -5,10 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
-#include <set>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include "analysis/diff/step_align.h"
 #include "analysis/diff/verdict.h"
@@ -17,6 +16,8 @@ namespace magneton::analysis {
 namespace {
 
 constexpr const char* kWhat = "kernels and copies";
+// "1 kernel or copy", "47 kernels and copies".
+std::string Items(int64_t n) { return fmt::format("{} {}", n, n == 1 ? "kernel or copy" : kWhat); }
 constexpr const char* kKernelsNotCompared = "outputs not compared: the runs hold no values; matched by kernel sequence";
 // A wait that starts a segment of its own: at least this long, and this
 // share of an iteration (launch gaps of a few microseconds are everywhere).
@@ -230,27 +231,14 @@ std::vector<Segment> Segments(const Stream& a, const Stream& b) {
   std::vector<Segment> out;
   Segment pending;  // items only one side has, waiting for the shared item after them
   int64_t ia = 0, ib = 0;
-  auto flush_pending_into_last = [&] {
-    if (pending.a.empty() && pending.b.empty()) return;
-    if (out.empty()) {
-      out.push_back(std::move(pending));
-    } else {
-      Segment& last = out.back();
-      last.a.insert(last.a.end(), pending.a.begin(), pending.a.end());
-      last.b.insert(last.b.end(), pending.b.begin(), pending.b.end());
-      last.shared = false;
-    }
-    pending = {};
-  };
   for (size_t p = 0; p <= pairs.size(); ++p) {
     const int64_t na = p < pairs.size() ? pairs[p].first : a.len(), nb = p < pairs.size() ? pairs[p].second : b.len();
     // The gap before this pair: different items on both sides stand alone;
-    // items on one side only wait for the next shared item.
+    // items on one side only go with the next shared item.
     if (na > ia && nb > ib) {
       Segment d;
       for (int64_t i = ia; i < na; ++i) d.a.push_back(i);
       for (int64_t i = ib; i < nb; ++i) d.b.push_back(i);
-      flush_pending_into_last();
       out.push_back(std::move(d));
     } else {
       for (int64_t i = ia; i < na; ++i) pending.a.push_back(i);
@@ -261,8 +249,7 @@ std::vector<Segment> Segments(const Stream& a, const Stream& b) {
     if (!pending.a.empty() || !pending.b.empty()) {
       pending.a.push_back(i);
       pending.b.push_back(j);
-      out.push_back(std::move(pending));
-      pending = {};
+      out.push_back(std::exchange(pending, {}));
     } else if (out.empty() || !out.back().shared || ga[i] >= wait_a || gb[j] >= wait_b) {
       Segment shared;
       shared.a = {i};
@@ -276,7 +263,22 @@ std::vector<Segment> Segments(const Stream& a, const Stream& b) {
     ia = i + 1;
     ib = j + 1;
   }
-  flush_pending_into_last();
+  // Items only one side has at the end of the step go with the shared item before them.
+  if (!pending.a.empty() || !pending.b.empty()) {
+    if (!out.empty() && out.back().shared) {
+      Segment& last = out.back();
+      pending.a.insert(pending.a.begin(), last.a.back());
+      pending.b.insert(pending.b.begin(), last.b.back());
+      last.a.pop_back();
+      last.b.pop_back();
+      if (last.a.empty()) out.pop_back();
+    } else if (!out.empty()) {
+      pending.a.insert(pending.a.begin(), out.back().a.begin(), out.back().a.end());
+      pending.b.insert(pending.b.begin(), out.back().b.begin(), out.back().b.end());
+      out.pop_back();
+    }
+    out.push_back(std::move(pending));
+  }
   return out;
 }
 
@@ -406,11 +408,11 @@ std::string StepNote(char side, const Stream& s, const KernelSide& k, int64_t it
   const PassAlignment& al = k.alignment;
   if (s.whole && iterations == 1) return fmt::format("run {}: compared whole, as one iteration (--iterations 1)", side);
   if (s.whole)
-    return fmt::format("run {}: no step of its {} {} repeats, so the run is one iteration (--iterations N divides it)",
-                       side, s.tokens.size(), kWhat);
-  std::string out = fmt::format("run {}: an iteration is one repetition of a step of {} {} ({} repetition{}, {} identical",
-                                side, al.step_items, kWhat, al.repeats, al.repeats == 1 ? "" : "s", al.exact);
-  if (al.outside > 0) out += fmt::format("; {} {} outside them: set-up, warm-up, summary", al.outside, kWhat);
+    return fmt::format("run {}: no step of its {} repeats, so the run is one iteration (--iterations N divides it)",
+                       side, Items(static_cast<int64_t>(s.tokens.size())));
+  std::string out = fmt::format("run {}: an iteration is one repetition of a step of {} ({} repetition{}, {} identical",
+                                side, Items(al.step_items), al.repeats, al.repeats == 1 ? "" : "s", al.exact);
+  if (al.outside > 0) out += fmt::format("; {} outside them: set-up, warm-up, summary", Items(al.outside));
   if (al.unaligned > 0) {
     std::vector<std::pair<int64_t, std::string>> names;
     for (const auto& [name, count] : al.unaligned_names) names.emplace_back(count, name);
@@ -493,7 +495,7 @@ KernelRegions BuildKernelRegions(const Run& run_a, const Run& run_b, int64_t ite
   out.notes.push_back(StepNote('a', a, out.a, iterations));
   out.notes.push_back(StepNote('b', b, out.b, iterations));
   out.notes.push_back(fmt::format(
-      "the steps share {} {} in {} stretch{}; they differ at {} place{} (a: {} items there, b: {})", shared, kWhat,
+      "the steps share {} in {} stretch{}; they differ at {} place{} (a: {} items there, b: {})", Items(shared),
       out.segments.size() - differ, out.segments.size() - differ == 1 ? "" : "es", differ, differ == 1 ? "" : "s",
       only_a, only_b));
   if (!out.a.syncs.empty() || !out.b.syncs.empty())
@@ -501,6 +503,71 @@ KernelRegions BuildKernelRegions(const Run& run_a, const Run& run_b, int64_t ite
                                     SyncPhrase(out.a.syncs), Total(out.b.syncs), SyncPhrase(out.b.syncs)));
   return out;
 }
+
+namespace {
+
+std::string Listed(const std::vector<NamedCount>& v) {
+  std::vector<std::string> parts;
+  for (const auto& c : v) parts.push_back(c.count > 1 ? fmt::format("{} x{}", c.name, c.count) : c.name);
+  return parts.empty() ? std::string("nothing extra") : fmt::format("{}", fmt::join(parts, " + "));
+}
+
+// What x holds more of than y.
+std::vector<NamedCount> Surplus(const std::vector<std::string>& x, const std::vector<std::string>& y) {
+  std::map<std::string, int64_t> count;
+  for (const auto& n : x) ++count[n];
+  for (const auto& n : y) --count[n];
+  std::vector<NamedCount> out;
+  for (const auto& [name, n] : count)
+    if (n > 0) out.push_back({name, n, 0, {}});
+  return out;
+}
+
+// Copies one side makes at this place: root cause compares kernels only. With
+// other kernels there, they join that evidence; else they are evidence of
+// their own, first only where nothing stronger explains the cost (a copy's
+// own device time is small, a wait it comes with is not).
+void AddCopies(Finding& f, const Segment& seg) {
+  auto only_a = Surplus(seg.copies_a, seg.copies_b), only_b = Surplus(seg.copies_b, seg.copies_a);
+  if (only_a.empty() && only_b.empty()) return;
+  const std::string copies = fmt::format("a makes {}, b makes {}", Listed(only_a), Listed(only_b));
+  if (!f.evidence.empty() && f.evidence.front().kind == EvidenceClass::kKernels) {
+    Evidence& e = f.evidence.front();
+    e.summary += "; copies: " + copies;
+    e.only_a.insert(e.only_a.end(), only_a.begin(), only_a.end());
+    e.only_b.insert(e.only_b.end(), only_b.begin(), only_b.end());
+    return;
+  }
+  Evidence e;
+  e.kind = EvidenceClass::kKernels;
+  e.summary = "different copies at the same place in the step: " + copies;
+  e.only_a = std::move(only_a);
+  e.only_b = std::move(only_b);
+  const bool first = f.evidence.empty() || f.evidence.front().kind == EvidenceClass::kNone;
+  f.evidence.insert(first ? f.evidence.begin() : f.evidence.end(), std::move(e));
+}
+
+// The synchronizing calls before the finding's items, per iteration, when
+// one side makes at least one more every other iteration.
+void AddSyncs(Finding& f, const KernelRegions& k) {
+  std::map<std::string, double> a, b;
+  for (auto g : f.regions) {
+    for (const auto& [name, n] : k.a.syncs_before[g]) a[name] += n;
+    for (const auto& [name, n] : k.b.syncs_before[g]) b[name] += n;
+  }
+  if (std::fabs(Total(a) - Total(b)) < 0.5) return;
+  const char more = Total(a) > Total(b) ? 'a' : 'b';
+  Evidence e;
+  e.kind = EvidenceClass::kTimeline;
+  e.summary = fmt::format(
+      "synchronizing calls before these items, per iteration: a {}, b {}: {}'s host waits for the device there, "
+      "and the device idles until the host launches again",
+      SyncPhrase(a), SyncPhrase(b), more);
+  const bool first = f.evidence.empty() || (f.evidence.front().kind == EvidenceClass::kNone && more == f.costly);
+  f.evidence.insert(first ? f.evidence.begin() : f.evidence.end(), std::move(e));
+}
+
+}  // namespace
 
 void ExplainKernelFindings(const KernelRegions& k, DiffReport& report) {
   for (auto& f : report.findings) {
@@ -511,60 +578,8 @@ void ExplainKernelFindings(const KernelRegions& k, DiffReport& report) {
       }
     if (f.verdict == Verdict::kNoise || f.regions.empty()) continue;
     // The finding's segments hold the same items: the first one speaks for them.
-    const Segment& seg = k.segments[f.regions.front()];
-    std::map<std::string, int64_t> copies_a, copies_b;
-    for (const auto& c : seg.copies_a) ++copies_a[c];
-    for (const auto& c : seg.copies_b) ++copies_b[c];
-    auto surplus = [](const std::map<std::string, int64_t>& x, const std::map<std::string, int64_t>& y) {
-      std::vector<NamedCount> out;
-      for (const auto& [name, n] : x)
-        if (auto other = y.find(name); other == y.end() || other->second < n)
-          out.push_back({name, n - (other == y.end() ? 0 : other->second), 0, {}});
-      return out;
-    };
-    auto only_a = surplus(copies_a, copies_b), only_b = surplus(copies_b, copies_a);
-    if (!only_a.empty() || !only_b.empty()) {
-      auto list = [](const std::vector<NamedCount>& v) {
-        std::vector<std::string> parts;
-        for (const auto& c : v) parts.push_back(c.count > 1 ? fmt::format("{} x{}", c.name, c.count) : c.name);
-        return parts.empty() ? std::string("nothing extra") : fmt::format("{}", fmt::join(parts, " + "));
-      };
-      std::string copies = fmt::format("a makes {}, b makes {}", list(only_a), list(only_b));
-      if (!f.evidence.empty() && f.evidence.front().kind == EvidenceClass::kKernels) {
-        Evidence& e = f.evidence.front();
-        e.summary += "; copies: " + copies;
-        e.only_a.insert(e.only_a.end(), only_a.begin(), only_a.end());
-        e.only_b.insert(e.only_b.end(), only_b.begin(), only_b.end());
-      } else {
-        // First only where nothing stronger explains the cost (a copy's own
-        // device time is small; a wait it comes with is not).
-        Evidence e;
-        e.kind = EvidenceClass::kKernels;
-        e.summary = "different copies at the same place in the step: " + copies;
-        e.only_a = std::move(only_a);
-        e.only_b = std::move(only_b);
-        const bool first = f.evidence.empty() || f.evidence.front().kind == EvidenceClass::kNone;
-        f.evidence.insert(first ? f.evidence.begin() : f.evidence.end(), std::move(e));
-      }
-    }
-    // Synchronizing calls before the finding's items, per iteration.
-    std::map<std::string, double> before_a, before_b;
-    for (auto g : f.regions) {
-      for (const auto& [name, n] : k.a.syncs_before[g]) before_a[name] += n;
-      for (const auto& [name, n] : k.b.syncs_before[g]) before_b[name] += n;
-    }
-    const double na = Total(before_a), nb = Total(before_b);
-    if (std::fabs(na - nb) >= 0.5) {
-      const char more = na > nb ? 'a' : 'b';
-      Evidence e;
-      e.kind = EvidenceClass::kTimeline;
-      e.summary = fmt::format(
-          "synchronizing calls before these items, per iteration: a {}, b {}: {} waits for the device there, "
-          "and the device idles until the host launches again",
-          SyncPhrase(before_a), SyncPhrase(before_b), more == 'a' ? "a's host" : "b's host");
-      const bool first = f.evidence.empty() || (f.evidence.front().kind == EvidenceClass::kNone && more == f.costly);
-      f.evidence.insert(first ? f.evidence.begin() : f.evidence.end(), std::move(e));
-    }
+    AddCopies(f, k.segments[f.regions.front()]);
+    AddSyncs(f, k);
   }
 }
 
