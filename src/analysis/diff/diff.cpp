@@ -171,16 +171,10 @@ Status UseMeasuredPasses(const DiffInput& in, char side, CostModel& cost, std::v
                               al.exact == al.repeats ? "" : fmt::format("; {} identical to it", al.exact),
                               al.outside ? fmt::format("; {} measured {} outside the repetitions", al.outside, items)
                                          : ""));
-  if (al.unaligned > 0) {
-    std::vector<std::pair<int64_t, std::string>> names;
-    for (const auto& [name, count] : al.unaligned_names) names.emplace_back(count, name);
-    std::sort(names.rbegin(), names.rend());
-    std::vector<std::string> top;
-    for (size_t i = 0; i < names.size() && i < 3; ++i) top.push_back(fmt::format("{} x{}", names[i].second, names[i].first));
+  if (al.unaligned > 0)
     notes.push_back(fmt::format("run {}: {} measured {} inside the repetitions align with nothing recorded "
                                 "(their energy counts as unattributed): {}",
-                                side, al.unaligned, items, fmt::join(top, ", ")));
-  }
+                                side, al.unaligned, items, MostUnaligned(al)));
   return Status::Ok();
 }
 

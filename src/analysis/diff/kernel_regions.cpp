@@ -413,15 +413,9 @@ std::string StepNote(char side, const Stream& s, const KernelSide& k, int64_t it
   std::string out = fmt::format("run {}: an iteration is one repetition of a step of {} ({} repetition{}, {} identical",
                                 side, Items(al.step_items), al.repeats, al.repeats == 1 ? "" : "s", al.exact);
   if (al.outside > 0) out += fmt::format("; {} outside them: set-up, warm-up, summary", Items(al.outside));
-  if (al.unaligned > 0) {
-    std::vector<std::pair<int64_t, std::string>> names;
-    for (const auto& [name, count] : al.unaligned_names) names.emplace_back(count, name);
-    std::sort(names.rbegin(), names.rend());
-    std::vector<std::string> top;
-    for (size_t i = 0; i < names.size() && i < 3; ++i) top.push_back(fmt::format("{} x{}", names[i].second, names[i].first));
+  if (al.unaligned > 0)
     out += fmt::format("; {} inside them align with nothing in its step, their cost unattributed: {}", al.unaligned,
-                       fmt::join(top, ", "));
-  }
+                       MostUnaligned(al));
   return out + ")";
 }
 
