@@ -187,11 +187,13 @@ TEST(FindSteps, AWarmUpStepThatDiffersStaysOutsideOrCountsAsInexact) {
   EXPECT_EQ(exact, 6);
   // Every exact repetition starts at the embedding.
   for (const auto& r : al->repetitions) {
-    if (r.exact) EXPECT_EQ(stream[r.begin], 1) << r.begin;
+    if (!r.exact) continue;
+    EXPECT_EQ(stream[r.begin], 1) << r.begin;
   }
   // The warm-up's other GEMMs align with nothing in the step.
   for (int64_t j = 2; j < 2 + static_cast<int64_t>(warm.size()); ++j) {
-    if (stream[j] >= 100) EXPECT_EQ(al->recorded_of[j], -1) << j;
+    if (stream[j] < 100) continue;
+    EXPECT_EQ(al->recorded_of[j], -1) << j;
   }
 }
 
@@ -207,7 +209,8 @@ TEST(FindSteps, ACopyNowAndThenIsAStrayItem) {
   EXPECT_EQ(al->step_end - al->step_begin, static_cast<int64_t>(step.size()));
   EXPECT_EQ(al->repetitions.size(), 10u);
   for (size_t j = 0; j < stream.size(); ++j) {
-    if (stream[j] == 77) EXPECT_EQ(al->recorded_of[j], -1);
+    if (stream[j] != 77) continue;
+    EXPECT_EQ(al->recorded_of[j], -1);
   }
 }
 
