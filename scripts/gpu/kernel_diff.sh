@@ -41,8 +41,6 @@ W=$(mktemp -d /tmp/kd.XXXX)
 mkdir -p "$W/res" "$W/runs"
 export PYTHONUNBUFFERED=1 TRANSFORMERS_VERBOSITY=error
 py=${MAGNETON_PYTHON:-python3}
-step() { echo "== $* ($(( $(date +%s) - start )) s)" | tee -a "$log"; }
-t() { local s; s=$(cap "$1"); shift; timeout -k 5 "$s" "$@"; }
 has() { [[ " $PAIRS " == *" $1 "* ]]; }
 
 dry=${GPU_DRY:-0}
