@@ -145,7 +145,8 @@ json DiffToJson(const DiffReport& r, const RunPaths& paths) {
                        {"ops_b", p.ops_b},
                        {"a", Cost(p.a)},
                        {"b", Cost(p.b)},
-                       {"output_rel_diff", r.matched_by_range || r.matched_by_kernels ? json(nullptr) : Num(p.output_rel_diff)}});
+                       {"output_rel_diff",
+                        r.matched_by_range || r.matched_by_kernels ? json(nullptr) : Num(p.output_rel_diff)}});
   for (const auto& c : r.config) config.push_back({{"key", c.key}, {"a", c.value_a}, {"b", c.value_b}});
   const auto& o = r.options;
   return {{"schema_version", DiffReport::kSchemaVersion},

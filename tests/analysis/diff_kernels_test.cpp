@@ -53,7 +53,8 @@ std::string Dump(const DiffReport& r) {
   for (const auto& n : r.notes) out += "note: " + n + "\n";
   for (const auto& f : r.findings) {
     if (f.verdict == Verdict::kNoise) continue;
-    out += std::string(ToString(f.verdict)) + " [" + ToString(f.evidence_class()) + "] " + f.label + ": " + f.why + "\n";
+    out += std::string(ToString(f.verdict)) + " [" + ToString(f.evidence_class()) + "] " + f.label + ": " + f.why +
+           "\n";
     for (const auto& e : f.evidence) out += "  " + std::string(ToString(e.kind)) + ": " + e.summary + "\n";
   }
   return out;

@@ -102,7 +102,8 @@ TEST(DiffCli, RunsWithOnlyKernelsAreDiffedKernelByKernel) {
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("matched by kernel sequence"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("[kernels] same place in the step, different kernels"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("fix FP32 GEMM or convolution kernels where the other side uses TF32"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fix FP32 GEMM or convolution kernels where the other side uses TF32"), std::string::npos)
+      << r.out;
   json j = json::parse(Magneton("diff " + a + " " + b + " --json").out);
   EXPECT_EQ(j["summary"]["matched_by"], "kernels");
   EXPECT_EQ(j["findings"][0]["outputs_compared"], false);

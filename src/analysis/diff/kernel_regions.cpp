@@ -493,8 +493,9 @@ KernelRegions BuildKernelRegions(const Run& run_a, const Run& run_b, int64_t ite
       out.segments.size() - differ, out.segments.size() - differ == 1 ? "" : "es", differ, differ == 1 ? "" : "s",
       only_a, only_b));
   if (!out.a.syncs.empty() || !out.b.syncs.empty())
-    out.notes.push_back(fmt::format("synchronizing calls per iteration: a {:.3g} ({}), b {:.3g} ({})", Total(out.a.syncs),
-                                    SyncPhrase(out.a.syncs), Total(out.b.syncs), SyncPhrase(out.b.syncs)));
+    out.notes.push_back(fmt::format("synchronizing calls per iteration: a {:.3g} ({}), b {:.3g} ({})",
+                                    Total(out.a.syncs), SyncPhrase(out.a.syncs), Total(out.b.syncs),
+                                    SyncPhrase(out.b.syncs)));
   return out;
 }
 

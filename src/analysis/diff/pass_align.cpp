@@ -54,7 +54,8 @@ std::string MostUnaligned(const PassAlignment& al, size_t n) {
   for (const auto& [name, count] : al.unaligned_names) names.emplace_back(count, name);
   std::sort(names.rbegin(), names.rend());
   std::vector<std::string> top;
-  for (size_t i = 0; i < names.size() && i < n; ++i) top.push_back(fmt::format("{} x{}", names[i].second, names[i].first));
+  for (size_t i = 0; i < names.size() && i < n; ++i)
+    top.push_back(fmt::format("{} x{}", names[i].second, names[i].first));
   return fmt::format("{}", fmt::join(top, ", "));
 }
 

@@ -327,13 +327,14 @@ Result<StepAlignment> TileSteps(const std::vector<int>& stream, int64_t begin, i
   const int64_t len = end - begin;
   Tiling t = Tile(stream, stream, RecordedStep{begin, end, 0, first}, starts, len, std::max<int64_t>(16, len / 4));
   if (t.alignment.repetitions.empty())
-    return MakeError(ErrorCode::kInvalidArgument, fmt::format("the {} {} at [{}, {}) do not repeat", len, what, begin, end));
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("the {} {} at [{}, {}) do not repeat", len, what, begin, end));
   return std::move(t.alignment);
 }
 
 namespace {
 
-// Periods to try: at most this many, the ones most tokens recur at first.
+// Periods tried: at most this many, those the most tokens recur at first.
 constexpr size_t kMaxPeriods = 8;
 
 int64_t Aligned(const StepAlignment& al) {
@@ -410,13 +411,12 @@ Result<StepAlignment> FindSteps(const std::vector<int>& stream, int64_t repetiti
   std::sort(tilings.begin(), tilings.end(), [](const StepAlignment& x, const StepAlignment& y) {
     return x.step_end - x.step_begin < y.step_end - y.step_begin;
   });
+  auto reps = [&](size_t t) { return static_cast<int64_t>(tilings[t].repetitions.size()); };
   size_t best = 0;
   for (size_t i = 1; i < tilings.size(); ++i) {
-    const int64_t reps = static_cast<int64_t>(tilings[i].repetitions.size());
     if (repetitions > 0) {
-      auto off = [&](size_t t) { return std::llabs(static_cast<int64_t>(tilings[t].repetitions.size()) - repetitions); };
-      if (off(i) < off(best)) best = i;
-    } else if (Aligned(tilings[i]) >= Aligned(tilings[best]) + reps) {
+      if (std::llabs(reps(i) - repetitions) < std::llabs(reps(best) - repetitions)) best = i;
+    } else if (Aligned(tilings[i]) >= Aligned(tilings[best]) + reps(i)) {
       best = i;
     }
   }
