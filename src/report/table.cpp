@@ -136,7 +136,8 @@ std::string Header(const DiffReport& r, const TableOptions& o, const char* what)
   out += AccountLine('b', r.b, r.cost_unit);
   out += fmt::format("  matched {} region{} holding {} of a's cost per iteration and {} of b's; unmatched {}: a {}, b {}\n",
                      r.regions.size(), r.regions.size() == 1 ? "" : "s", FormatPct(r.matched_share_a * 100),
-                     FormatPct(r.matched_share_b * 100), r.matched_by_range ? "NVTX ranges" : "ops",
+                     FormatPct(r.matched_share_b * 100),
+                     r.matched_by_range ? "NVTX ranges" : r.matched_by_kernels ? "kernels" : "ops",
                      r.unmatched_ops_a, r.unmatched_ops_b);
   for (const auto& n : r.notes) out += fmt::format("  note: {}\n", n);
   return out;

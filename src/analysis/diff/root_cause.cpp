@@ -456,11 +456,13 @@ RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
   if (!only_k_a.empty() || !only_k_b.empty()) {
     Evidence e;
     e.kind = EvidenceClass::kKernels;
-    // Regions of runs without operators are NVTX ranges (range_regions.h).
-    bool ranges = !wa.empty() && a.run->ops[wa.front()].framework == "nvtx";
+    // Regions of runs without operators are NVTX ranges (range_regions.h) or
+    // places in an aligned kernel sequence (kernel_regions.h).
+    const std::string framework = wa.empty() ? "" : a.run->ops[wa.front()].framework;
+    const char* same = framework == "nvtx" ? "NVTX range" : framework == "kernels" ? "place in the step" : "operators";
     e.summary = rc.evidence.empty() || rc.evidence.front().kind == EvidenceClass::kLaunch
-                    ? fmt::format("same {}, different kernels: a launches {}, b launches {}",
-                                  ranges ? "NVTX range" : "operators", Names(only_k_a), Names(only_k_b))
+                    ? fmt::format("same {}, different kernels: a launches {}, b launches {}", same,
+                                  Names(only_k_a), Names(only_k_b))
                     : fmt::format("different kernels: a launches {}, b launches {}", Names(only_k_a),
                                   Names(only_k_b));
     e.only_a = std::move(only_k_a);
