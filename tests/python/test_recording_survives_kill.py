@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -19,9 +20,16 @@ PYTHON = os.environ.get("MAGNETON_PYTHON", sys.executable)
 
 
 def _child(code: str, marker: Path, env_extra: dict | None = None) -> subprocess.Popen:
+    """Runs `code` in a child; its stdout lines collect in `proc.lines` as they
+    come (an unread pipe would fill and stop the child, which is not what the
+    tests mean to kill)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), PYTHONUNBUFFERED="1", **(env_extra or {}))
-    return subprocess.Popen([PYTHON, "-c", textwrap.dedent(code).replace("MARKER", str(marker))], env=env,
+    proc = subprocess.Popen([PYTHON, "-c", textwrap.dedent(code).replace("MARKER", str(marker))], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.lines = []
+    proc.reader = threading.Thread(target=lambda: proc.lines.extend(proc.stdout), daemon=True)
+    proc.reader.start()
+    return proc
 
 
 def _kill_after_marker(proc: subprocess.Popen, marker: Path, seconds: float) -> float:
@@ -39,6 +47,7 @@ def _kill_after_marker(proc: subprocess.Popen, marker: Path, seconds: float) -> 
     killed = time.monotonic_ns()
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
+    proc.reader.join(timeout=30)
     assert proc.returncode == -signal.SIGKILL
     return killed
 
@@ -66,7 +75,7 @@ def test_torch_recorder_keeps_all_but_the_last_second(tmp_path):
                 print(time.monotonic_ns(), flush=True)  # the last step that certainly ran
     """.replace("RUN", str(run)), marker)
     killed = _kill_after_marker(proc, marker, 4.0)
-    steps = [int(x) for x in proc.stdout.read().split()]
+    steps = [int(x) for x in proc.lines]
     assert steps, "the child printed no step"
 
     # The store reads it, says it is incomplete, and holds the operators up to about a second before the kill.

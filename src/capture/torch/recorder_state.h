@@ -142,7 +142,7 @@ class RecorderState {
 // fingerprint) and the sensor readings so far, and frees them; `all`:
 // everything, at stop. Takes mu, then writer_mu, never both at once. The
 // flusher thread calls it every kFlushEveryNs, so a killed recording loses
-// about a second (the store commits every second).
+// about a second (the store commits every half second).
 inline constexpr int64_t kFlushEveryNs = 250'000'000;
 
 // Op rows a recording may hold before a program thread, at the end of its
