@@ -16,6 +16,7 @@
 #include "analysis/diff/host_cpu.h"
 #include "analysis/diff/region_cost.h"
 #include "analysis/diff/root_cause.h"
+#include "analysis/diff/same_work.h"
 #include "analysis/diff/verdict.h"
 
 namespace magneton::analysis {
@@ -314,29 +315,23 @@ Groups GroupRegions(const Run& a, const Run& b, const CostModel& ca, const CostM
   return g;
 }
 
-// Evidence, recommendations and the call site for a non-noise finding; host
-// times of identical code with no relevant key differing become noise.
-void Explain(Finding& f, const RegionSide& ra, const RegionSide& rb, const DiffReport& report,
+// Evidence, recommendations and the call site for a non-noise finding. A
+// finding with nothing structural behind it becomes noise, with what explains
+// it (same_work.h); returns whether it did.
+bool Explain(Finding& f, const RegionSide& ra, const RegionSide& rb, const DiffReport& report,
              const DiffOptions& options) {
   auto rc = FindRootCause(ra, rb, f.costly, ComparableKeys(*ra.run, *rb.run, report.config), options.rules);
   f.evidence = std::move(rc.evidence);
   f.rules = std::move(rc.rules);
-  if (report.host_time_only && f.evidence_class() == EvidenceClass::kNone && f.evidence[0].config.empty()) {
-    f.verdict = Verdict::kNoise;
-    f.why = fmt::format(
-        "{:.1f}% apart in host time, but both sides run the same operators on the same layouts, "
-        "and no configuration key that differs is known to matter here: machine noise, not the code",
-        f.cost_delta_pct);
-    f.evidence.clear();
-    f.rules.clear();
-    return;
-  }
   // Where the costly side's code runs, so the label points at a line.
   const RegionSide& costly = f.costly == 'a' ? ra : rb;
   auto compute = ComputeOps(costly);
-  if (compute.empty()) return;
-  auto site = Describe(UserCallSite(*costly.run, costly.run->ops[compute.front()].stack));
-  if (!site.empty()) f.label += " at " + site;
+  if (!compute.empty())
+    if (auto site = Describe(UserCallSite(*costly.run, costly.run->ops[compute.front()].stack)); !site.empty())
+      f.label += " at " + site;
+  if (!Unbacked(f)) return false;
+  JudgeSameWork(f, ra, rb, report, options);
+  return true;
 }
 
 // Waste by cost saved, then trade-offs, then noise; regions point at their finding.
@@ -489,6 +484,7 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
                                  "fingerprints=True)) on the same inputs");
 
   int64_t iterations = std::max<int64_t>(1, report.a.iterations);
+  int same_work = 0;
   for (size_t gi = 0; gi < g.findings.size(); ++gi) {
     Finding& f = g.findings[gi];
     f.costly = f.a.cost() >= f.b.cost() ? 'a' : 'b';
@@ -501,8 +497,13 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
                                              : fmt::format("{} (a) vs {} (b)", g.label_a[gi], g.label_b[gi]);
     if (f.verdict == Verdict::kNoise) continue;
     const RegionMatch& rep = *g.representative[gi];
-    Explain(f, {&a, &ca, &rep.ops_a}, {&b, &cb, &rep.ops_b}, report, options);
+    same_work += Explain(f, {&a, &ca, &rep.ops_a}, {&b, &cb, &rep.ops_b}, report, options);
   }
+  if (same_work > 0 && !report.host_time_only)
+    report.notes.push_back(fmt::format(
+        "{} region group{} cost{} at least {:.0f}% more on one side with the same operators, kernels, launch "
+        "parameters and input layouts: noise, not waste, with what explains each (--all lists them)",
+        same_work, same_work == 1 ? "" : "s", same_work == 1 ? "s" : "", options.threshold * 100));
   AddHostCpuFinding(in_a, in_b, ca, cb, report, options, g.findings);
   Rank(report, g);
   return report;

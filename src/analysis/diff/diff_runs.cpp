@@ -5,9 +5,37 @@
 #include <optional>
 
 #include "analysis/diff/range_regions.h"
+#include "energy/paired_attribution.h"
 
 namespace magneton::analysis {
 namespace {
+
+// Each side's attributions. The passes the costs come from (the measured
+// passes when given) are attributed alike, so that the same kernels are
+// costed by the same method on both sides (paired_attribution.h).
+struct Attributed {
+  energy::Attribution run_a, run_b, measured_a, measured_b;
+  std::vector<std::string> notes;
+};
+Attributed AttributeSides(const Run& a, const Run& b, const Run* measured_a, const Run* measured_b) {
+  Attributed out;
+  energy::PairedAttribution paired = energy::AttributeAlike(measured_a ? *measured_a : a, measured_b ? *measured_b : b);
+  (measured_a ? out.measured_a : out.run_a) = std::move(paired.a);
+  (measured_b ? out.measured_b : out.run_b) = std::move(paired.b);
+  if (measured_a) out.run_a = energy::Attribute(a);
+  if (measured_b) out.run_b = energy::Attribute(b);
+  out.notes = std::move(paired.notes);
+  return out;
+}
+
+Result<DiffReport> DiffAttributed(const Run& a, const Run& b, const Run* measured_a, const Run* measured_b,
+                                  const MatchResult& match, const DiffOptions& options) {
+  Attributed e = AttributeSides(a, b, measured_a, measured_b);
+  auto report = Diff(DiffInput{&a, &e.run_a, measured_a, &e.measured_a},
+                     DiffInput{&b, &e.run_b, measured_b, &e.measured_b}, match, options);
+  if (report.ok()) report->notes.insert(report->notes.end(), e.notes.begin(), e.notes.end());
+  return report;
+}
 
 // Runs without operator values: their NVTX ranges are the ops (range_regions.h).
 Result<DiffReport> DiffRanges(const Run& a, const Run& b, const Run* measured_a, const Run* measured_b,
@@ -17,12 +45,7 @@ Result<DiffReport> DiffRanges(const Run& a, const Run& b, const Run* measured_a,
   if (measured_a) ma = WithRangeOps(*measured_a);
   if (measured_b) mb = WithRangeOps(*measured_b);
   MatchResult match = MatchRanges(ra.run, rb.run);
-  energy::Attribution ea = energy::Attribute(ra.run), eb = energy::Attribute(rb.run);
-  energy::Attribution mea, meb;
-  if (ma) mea = energy::Attribute(ma->run);
-  if (mb) meb = energy::Attribute(mb->run);
-  auto report = Diff(DiffInput{&ra.run, &ea, ma ? &ma->run : nullptr, &mea},
-                     DiffInput{&rb.run, &eb, mb ? &mb->run : nullptr, &meb}, match, options);
+  auto report = DiffAttributed(ra.run, rb.run, ma ? &ma->run : nullptr, mb ? &mb->run : nullptr, match, options);
   if (!report.ok()) return report;
   if (options.iterations > 0) ra.iteration_range.clear(), rb.iteration_range.clear();  // the given count holds
   auto notes = RangeNotes(ra, rb, match);
@@ -37,12 +60,7 @@ Result<DiffReport> DiffRuns(const Run& a, const Run& b, const Run* measured_a, c
   if (MatchesByRanges(a, b)) return DiffRanges(a, b, measured_a, measured_b, options);
   MatchOptions match_options;
   match_options.tolerance = options.match_tolerance;
-  MatchResult match = MatchRuns(a, b, match_options);
-  energy::Attribution ea = energy::Attribute(a), eb = energy::Attribute(b);
-  energy::Attribution mea, meb;
-  if (measured_a) mea = energy::Attribute(*measured_a);
-  if (measured_b) meb = energy::Attribute(*measured_b);
-  return Diff(DiffInput{&a, &ea, measured_a, &mea}, DiffInput{&b, &eb, measured_b, &meb}, match, options);
+  return DiffAttributed(a, b, measured_a, measured_b, MatchRuns(a, b, match_options), options);
 }
 
 }  // namespace magneton::analysis
