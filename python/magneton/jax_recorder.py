@@ -106,8 +106,10 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
     timeline.replicate(g, repeat)
     timeline.lay_out(g, walker.busy_ns * repeat, windows)
     timeline.scope_ranges(g)
+    # Each execution of the measured pass is one iteration of the program, so
+    # the diff's savings are per execution (docs/diff.md, "Rank").
     g.info = {"command": environment.command_line(), "start_ns": start_ns, "end_ns": end_ns,
-              "extra": environment.info_extra()}
+              "extra": {**environment.info_extra(), "iterations": str(repeat)}}
     g.config = environment.config_snapshot()
     g.devices = devices.rows
     _add_stats(g, fp, walker, repeat)
