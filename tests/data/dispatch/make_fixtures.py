@@ -3,6 +3,7 @@ recorders: the same small MLP (GELU written out as eight element-wise
 operators, as GPT-2's gelu_new is) run one operator at a time and compiled.
 
     PYTHONPATH=python python tests/data/dispatch/make_fixtures.py [OUT_DIR] [--repeat N]
+        [--layers 4] [--width 64] [--batch 8] [--device cpu|cuda] [--energy none|nvml|auto] [--sides torch,jax]
 
 Writes, into OUT_DIR (default: this folder, compacted to 1 KiB pages for
 committing):
@@ -13,9 +14,10 @@ committing):
                                       (recording pass: fingerprints, one iteration)
   torch_eager-measured.mgt, torch_compiled-measured.mgt
                                       measured passes (`repeat` iterations, no fingerprints)
-torch.compile uses inductor on the CPU (a C++ compiler is needed). One intra-op
-thread, so that waking worker threads on a shared machine does not add time
-at random operators.
+torch.compile uses inductor (on the CPU a C++ compiler is needed). On the CPU
+one intra-op thread, so that waking worker threads on a shared machine does not
+add time at random operators. scripts/gpu/dispatch.sh runs it with --device
+cuda --energy nvml and larger sizes.
 """
 
 from __future__ import annotations
@@ -41,11 +43,12 @@ def weights(layers: int, width: int, seed: int = 0):
             for _ in range(layers)]
 
 
-def record_torch(out_dir: str, layers: int, width: int, batch: int, repeat: int) -> list:
+def record_torch(out_dir: str, layers: int, width: int, batch: int, repeat: int, device: str, energy: str) -> list:
     import torch
     import magneton
 
-    torch.set_num_threads(1)
+    if device == "cpu":
+        torch.set_num_threads(1)
 
     class Mlp(torch.nn.Module):
         def __init__(self):
@@ -63,8 +66,8 @@ def record_torch(out_dir: str, layers: int, width: int, batch: int, repeat: int)
                 x = gelu_new(lin(x), torch)
             return x
 
-    model = Mlp().eval()
-    x = torch.randn(batch, width, generator=torch.Generator().manual_seed(1))
+    model = Mlp().eval().to(device)
+    x = torch.randn(batch, width, generator=torch.Generator().manual_seed(1)).to(device)
     written = []
     for name, fn in (("torch_eager", model), ("torch_compiled", torch.compile(model))):
         with torch.no_grad():
@@ -74,21 +77,26 @@ def record_torch(out_dir: str, layers: int, width: int, batch: int, repeat: int)
             with magneton.record(path, fingerprints=True, overwrite=True):
                 fn(x)
             measured = os.path.join(out_dir, f"{name}-measured.mgt")
-            with magneton.record(measured, overwrite=True):
+            with magneton.record(measured, energy=energy, overwrite=True):
                 for _ in range(repeat):
                     fn(x)
+                if device == "cuda":
+                    torch.cuda.synchronize()
         written += [path, measured]
     return written
 
 
-def record_jax_pair(out_dir: str, layers: int, width: int, batch: int, repeat: int) -> list:
+def record_jax_pair(out_dir: str, layers: int, width: int, batch: int, repeat: int, device: str,
+                    energy: str) -> list:
     import jax
     import jax.numpy as jnp
     import numpy as np
     from magneton.jax_recorder import record_jax
 
-    params = [(jnp.asarray(w.t().numpy()), jnp.asarray(b.numpy())) for w, b in weights(layers, width)]
-    x = jnp.asarray(np.random.default_rng(1).standard_normal((batch, width), dtype=np.float32))
+    target = jax.devices("gpu" if device == "cuda" else "cpu")[0]
+    params = jax.device_put([(jnp.asarray(w.t().numpy()), jnp.asarray(b.numpy())) for w, b in weights(layers, width)],
+                            target)
+    x = jax.device_put(jnp.asarray(np.random.default_rng(1).standard_normal((batch, width), dtype=np.float32)), target)
 
     def mlp(params, x):
         for w, b in params:
@@ -98,7 +106,7 @@ def record_jax_pair(out_dir: str, layers: int, width: int, batch: int, repeat: i
     written = []
     for name, fn in (("jax_eager", mlp), ("jax_jit", jax.jit(mlp)), ("jax_eager_again", mlp)):
         path = os.path.join(out_dir, f"{name}.mgt")
-        record_jax(fn, params, x, path=path, repeat=repeat, overwrite=True)
+        record_jax(fn, params, x, path=path, repeat=repeat, energy=energy, overwrite=True)
         written.append(path)
     return written
 
@@ -118,13 +126,16 @@ def main(argv=None) -> int:
     p.add_argument("--width", type=int, default=64)
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--sides", default="torch,jax")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    p.add_argument("--energy", choices=("none", "nvml", "auto"), default="none")
     args = p.parse_args(argv)
     os.makedirs(args.out_dir, exist_ok=True)
+    shape = (args.layers, args.width, args.batch, args.repeat, args.device, args.energy)
     written = []
     if "torch" in args.sides:
-        written += record_torch(args.out_dir, args.layers, args.width, args.batch, args.repeat)
+        written += record_torch(args.out_dir, *shape)
     if "jax" in args.sides:
-        written += record_jax_pair(args.out_dir, args.layers, args.width, args.batch, args.repeat)
+        written += record_jax_pair(args.out_dir, *shape)
     for path in written:
         if os.path.abspath(args.out_dir) == HERE:
             compact(path)

@@ -1,0 +1,98 @@
+// `magneton diff` on recorded run pairs of about 100k operators a side
+// (docs/benchmarks.md, "Diff"), recorded by bench/record_diff_pairs.py into
+// $MAGNETON_DIFF_BENCH_DIR (default /tmp/magneton-diff-pairs):
+//   jax_mlp      record_jax of an 8-layer MLP without and with jax.jit
+//   torch_gpt2   GPT-2 with HF's eight-operator GELU against the fused one,
+//                recording passes and measured passes
+//
+//   PYTHONPATH=python python bench/record_diff_pairs.py /tmp/magneton-diff-pairs
+//   build/bench/diff_bench
+//
+// Each benchmark loads the pair, then times DiffRuns (matching, attribution
+// of both sides, costs, verdicts, root cause) as the CLI runs it. Counters:
+// ops and kernels per side, regions, seconds to load, process CPU time of
+// the diff (all threads), peak RSS.
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "analysis/diff/diff.h"
+#include "core/store.h"
+
+namespace {
+
+using magneton::Run;
+
+double CpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+double PeakRssMiB() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss / 1024.0;
+}
+
+std::string Dir() {
+  const char* d = std::getenv("MAGNETON_DIFF_BENCH_DIR");
+  return d && *d ? d : "/tmp/magneton-diff-pairs";
+}
+
+std::optional<Run> Load(const std::string& name) {
+  const std::string path = Dir() + "/" + name + ".mgt";
+  if (!std::filesystem::exists(path)) return std::nullopt;
+  auto r = magneton::LoadRun(path);
+  if (!r.ok()) return std::nullopt;
+  return std::move(*r);
+}
+
+// a, b: run names; measured: whether "<name>-measured.mgt" passes go with them.
+void DiffPair(benchmark::State& state, const std::string& a, const std::string& b, bool measured) {
+  const double t0 = CpuSeconds();
+  std::optional<Run> ra = Load(a), rb = Load(b), ma, mb;
+  if (measured) ma = Load(a + "-measured"), mb = Load(b + "-measured");
+  if (!ra || !rb || (measured && (!ma || !mb))) {
+    state.SkipWithError(("run files missing in " + Dir() + ": record them with bench/record_diff_pairs.py").c_str());
+    return;
+  }
+  const double load = CpuSeconds() - t0;
+  magneton::analysis::DiffReport report;
+  double cpu = 0;
+  for (auto _ : state) {
+    const double c0 = CpuSeconds();
+    auto r = magneton::analysis::DiffRuns(*ra, *rb, ma ? &*ma : nullptr, mb ? &*mb : nullptr, {});
+    cpu = CpuSeconds() - c0;
+    if (!r.ok()) {
+      state.SkipWithError(r.error().message.c_str());
+      return;
+    }
+    report = std::move(*r);
+  }
+  state.counters["ops_a"] = static_cast<double>(ra->ops.size());
+  state.counters["ops_b"] = static_cast<double>(rb->ops.size());
+  state.counters["kernels_a"] = static_cast<double>((ma ? *ma : *ra).kernels.size());
+  state.counters["kernels_b"] = static_cast<double>((mb ? *mb : *rb).kernels.size());
+  state.counters["regions"] = static_cast<double>(report.regions.size());
+  state.counters["waste"] = report.waste_count();
+  state.counters["load_cpu_s"] = load;
+  state.counters["diff_cpu_s"] = cpu;
+  state.counters["peak_rss_MiB"] = PeakRssMiB();
+}
+
+void BM_DiffJaxEagerAgainstJit(benchmark::State& state) { DiffPair(state, "jax_mlp_eager", "jax_mlp_jit", false); }
+void BM_DiffTorchGpt2Gelu(benchmark::State& state) {
+  DiffPair(state, "torch_gpt2_gelu_new", "torch_gpt2_gelu_fused", true);
+}
+
+BENCHMARK(BM_DiffJaxEagerAgainstJit)->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
+BENCHMARK(BM_DiffTorchGpt2Gelu)->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
