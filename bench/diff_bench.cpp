@@ -4,6 +4,12 @@
 //   jax_mlp      record_jax of an 8-layer MLP without and with jax.jit
 //   torch_gpt2   GPT-2 with HF's eight-operator GELU against the fused one,
 //                recording passes and measured passes
+// and jax_mlp with kernels: a CPU recording has none, so for the diff's
+// per-kernel work (attribution, costs, merging XLA-fused regions) a kernel is
+// added per leaf equation of the eager run, and per dot_general and mul of
+// the jitted one (the equations between launch none, as where XLA fuses
+// them), each for its equation's time, with an energy counter read every
+// 100 ms: a stand-in for a GPU recording, labelled as such.
 //
 //   PYTHONPATH=python python bench/record_diff_pairs.py /tmp/magneton-diff-pairs
 //   build/bench/diff_bench
@@ -15,6 +21,7 @@
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
@@ -52,8 +59,38 @@ std::optional<Run> Load(const std::string& name) {
   return std::move(*r);
 }
 
+// The stand-in kernels (above): `fused` keeps them to dot_general and mul.
+void AddKernels(Run& run, bool fused) {
+  std::vector<char> parent(run.ops.size(), 0);
+  for (const auto& op : run.ops)
+    if (op.parent >= 0) parent[op.parent] = 1;
+  for (const auto& op : run.ops) {
+    if (parent[op.id] || (fused && op.name != "jax:dot_general" && op.name != "jax:mul")) continue;
+    magneton::Kernel k;
+    k.id = static_cast<int64_t>(run.kernels.size());
+    k.name = op.name.substr(4) + "_kernel";
+    k.start_ns = op.start_ns;
+    k.end_ns = std::max(op.end_ns, op.start_ns + 1000);
+    k.op = op.id;
+    k.correlation = k.id + 1;
+    run.kernels.push_back(k);
+  }
+  run.devices = {{0, "gpu", "NVIDIA H200", "GPU-0", 0, 141LL << 30}};
+  magneton::SensorSeries e;
+  e.sensor = "energy.total";
+  e.unit = "J";
+  e.source = "nvml";
+  double joules = 0;
+  for (int64_t t = run.info.start_ns; t <= run.info.end_ns + 100'000'000; t += 100'000'000, joules += 40) {
+    e.t_ns.push_back(t);
+    e.value.push_back(joules);
+  }
+  run.series.push_back(e);
+}
+
 // a, b: run names; measured: whether "<name>-measured.mgt" passes go with them.
-void DiffPair(benchmark::State& state, const std::string& a, const std::string& b, bool measured) {
+void DiffPair(benchmark::State& state, const std::string& a, const std::string& b, bool measured,
+              bool kernels = false) {
   const double t0 = CpuSeconds();
   std::optional<Run> ra = Load(a), rb = Load(b), ma, mb;
   if (measured) ma = Load(a + "-measured"), mb = Load(b + "-measured");
@@ -62,6 +99,7 @@ void DiffPair(benchmark::State& state, const std::string& a, const std::string& 
     return;
   }
   const double load = CpuSeconds() - t0;
+  if (kernels) AddKernels(*ra, false), AddKernels(*rb, true);
   magneton::analysis::DiffReport report;
   double cpu = 0;
   for (auto _ : state) {
@@ -86,11 +124,15 @@ void DiffPair(benchmark::State& state, const std::string& a, const std::string& 
 }
 
 void BM_DiffJaxEagerAgainstJit(benchmark::State& state) { DiffPair(state, "jax_mlp_eager", "jax_mlp_jit", false); }
+void BM_DiffJaxEagerAgainstJitWithKernels(benchmark::State& state) {
+  DiffPair(state, "jax_mlp_eager", "jax_mlp_jit", false, true);
+}
 void BM_DiffTorchGpt2Gelu(benchmark::State& state) {
   DiffPair(state, "torch_gpt2_gelu_new", "torch_gpt2_gelu_fused", true);
 }
 
 BENCHMARK(BM_DiffJaxEagerAgainstJit)->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
+BENCHMARK(BM_DiffJaxEagerAgainstJitWithKernels)->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
 BENCHMARK(BM_DiffTorchGpt2Gelu)->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
 
 }  // namespace
