@@ -30,6 +30,10 @@ cap() {
   local l=$(( BUDGET - ($(date +%s) - start) - ${RESERVE:-20} ))
   if [ "$l" -lt "$1" ]; then echo $(( l > 5 ? l : 5 )); else echo "$1"; fi
 }
+# step TEXT: a heading with the seconds since $start, on the terminal and in $log.
+step() { echo "== $* ($(( $(date +%s) - start )) s)" | tee -a "$log"; }
+# t SECONDS CMD...: CMD under a timeout cut to the budget (killed 5 s after SIGTERM).
+t() { local s; s=$(cap "$1"); shift; timeout -k 5 "$s" "$@"; }
 # fit FILE...: gzip any file over 15 MiB (files back from the device: 16 MiB each at most).
 fit() {
   local f

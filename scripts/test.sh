@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The one test command: installs, builds and runs every test.
-#   1. set-up and build (build/)          4. ASan+UBSan build of the C++ tests (build-asan/) and ctest
-#   2. ctest                              5. the run-store reader under libFuzzer (build-fuzz/), bounded
+#   1. set-up and build (build/)          5. ASan+UBSan build of the C++ tests (build-asan/) and ctest
+#   2. ctest                              6. the run-store reader under libFuzzer (build-fuzz/), bounded
 #   3. pytest (tests/python)
+#   4. the pip route: `pip install .` into a fresh venv and a smoke test of the installed package
+#      (scripts/test_package.sh; build-pip/)
 # Closes with ctest's and pytest's own summary lines; exits non-zero if any step failed.
 # A test that hangs is stopped by ctest's --timeout and counts as failed.
 #   MAGNETON_FUZZ_SECONDS  fuzzing time (default 60; 0 skips fuzzing)
 #   MAGNETON_NO_SANITIZE=1 skips the sanitizer build
+#   MAGNETON_NO_PACKAGE=1  skips the pip route
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -28,6 +31,12 @@ PYTHONPATH="$here/python" MAGNETON_BUILD="$here/build" MAGNETON_PYTHON="$venv/bi
 rc=${PIPESTATUS[0]}
 # 5: no tests collected, which is not a failure.
 [ "$rc" = 0 ] || [ "$rc" = 5 ] || failed+=("pytest")
+
+if [ "${MAGNETON_NO_PACKAGE:-0}" != 1 ]; then
+  step "the pip route: pip install . into a fresh venv, smoke test of the installed package"
+  scripts/test_package.sh "$venv" 2>&1 | tee "$logs/package"
+  [ "${PIPESTATUS[0]}" = 0 ] || failed+=("package")
+fi
 
 if [ "${MAGNETON_NO_SANITIZE:-0}" != 1 ]; then
   step "sanitizer build (build-asan/: ASan + UBSan) and ctest"
@@ -76,6 +85,10 @@ for run in "ctest (build/):ctest" "ctest (build-asan/):ctest-asan"; do
   echo "${run%%:*}"
   grep -E "tests passed|tests failed out of|Total Test time" "$logs/${run##*:}" | tail -n 2
 done
+if [ -f "$logs/package" ]; then
+  echo "pip route (scripts/test_package.sh)"
+  grep -E "^package: (installed|smoke test passed)" "$logs/package" || echo "package: failed"
+fi
 if [ -f "$logs/pytest" ]; then
   echo "pytest (tests/python)"
   grep -v '^\s*$' "$logs/pytest" | tail -n 1

@@ -6,10 +6,10 @@
 The C++ extension modules are optional per machine; what is missing raises
 ImportError only when it is used."""
 
-from magneton.recorder import fingerprint, load_run, record
+from magneton.recorder import fingerprint, load_run, record, schedule
 from magneton.op_replay import replay
 
-__all__ = ["record", "fingerprint", "load_run", "replay"]
+__all__ = ["record", "schedule", "fingerprint", "load_run", "replay"]
 
 try:  # live energy windows (monitor.py)
     from magneton.monitor import *  # noqa: F401,F403

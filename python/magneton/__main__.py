@@ -1,18 +1,27 @@
 """`python -m magneton record -o run.mgt [options] script.py [args...]`
 
 Runs a Python script (or `-m module`) as __main__ inside magneton.record(...),
-with sys.argv as the script would see it. The script's output and exit code
-are its own; bad usage exits 2 with one line on stderr (docs/recording.md)."""
+with sys.argv as the script would see it. By default one run of the script
+gives both passes (docs/recording.md, "One command"): its step loop is found
+as it runs, two iterations warm up, the next is the recording pass
+(fingerprints) and the rest the measured pass, in one file that `magneton
+diff` splits. `--pass recording` / `--pass measured` record the whole script
+as one pass (the two-pass route). The script's output and exit code are its
+own; bad usage exits 2 with one line on stderr (docs/recording.md)."""
 
 from __future__ import annotations
 
 import argparse
+import builtins
+import importlib.util
 import os
-import runpy
 import sys
 import traceback
+import types
 
 from magneton.recorder import ENERGY_CHOICES, record
+
+PASSES = ("both", "recording", "measured")
 
 
 class _Usage(argparse.ArgumentParser):
@@ -27,8 +36,16 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("record", help="record a Python script's torch ops into a run file")
     r.add_argument("-o", "--output", required=True, help="run file to write (.mgt)")
     r.add_argument("-f", "--force", action="store_true", help="overwrite an existing run file")
-    r.add_argument("--energy", default="none", choices=ENERGY_CHOICES, help="energy sensors to sample")
-    r.add_argument("--fingerprints", action="store_true", help="fingerprint every tensor (recording pass)")
+    r.add_argument("--pass", dest="passes", choices=PASSES, default="both",
+                   help="both (default): one run gives the recording pass (one step of the script's loop) and "
+                        "the measured pass (the rest); recording or measured: the whole script as that pass")
+    r.add_argument("--fingerprints", action="store_true", help="the same as --pass recording")
+    r.add_argument("--steps", type=int, default=0,
+                   help="--pass both: measure this many steps after the recording pass, then stop (default: all)")
+    r.add_argument("--step-line", type=int, default=None,
+                   help="--pass both: the line of the script where its step loop begins (default: the first loop "
+                        "with 10 or more operators per iteration)")
+    r.add_argument("--energy", default="auto", choices=ENERGY_CHOICES, help="energy sensors to sample (default auto)")
     r.add_argument("--no-stacks", action="store_true", help="skip Python call sites")
     r.add_argument("--no-kernels", action="store_true", help="skip CUDA kernel tracing")
     r.add_argument("--ops", action="store_true",
@@ -39,24 +56,43 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _run_target(args) -> int:
-    """Runs the script or module; returns its exit status as the interpreter would."""
+def _compile_target(args) -> tuple:
+    """(code object, file, argv) of the script or module, compiled here so that
+    its loops can be watched before it runs."""
+    if args.module:
+        spec = importlib.util.find_spec(args.module)
+        if spec is None or spec.loader is None:
+            raise FileNotFoundError(f"{args.module}: no such module")
+        if spec.submodule_search_locations:  # a package runs its __main__
+            spec = importlib.util.find_spec(args.module + ".__main__")
+            if spec is None or spec.loader is None:
+                raise FileNotFoundError(f"{args.module}: a package without __main__")
+        return spec.loader.get_code(spec.name), spec.origin, [spec.origin] + args.target
+    script = args.target[0]
+    with open(script, "rb") as f:
+        source = f.read()
+    return compile(source, script, "exec", dont_inherit=True), os.path.abspath(script), list(args.target)
+
+
+def _run_code(code: types.CodeType, file: str, argv: list, module: bool) -> int:
+    """Runs `code` as __main__, as the interpreter would; returns its exit status."""
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__file__=file, __builtins__=builtins, __cached__=None, __loader__=None,
+                         __package__=None, __spec__=None)
+    saved_main, saved_argv = sys.modules.get("__main__"), sys.argv
+    sys.modules["__main__"] = main
+    sys.argv = argv
+    if not module:
+        sys.path.insert(0, os.path.dirname(file))
     try:
-        if args.module:
-            sys.argv = [args.module] + args.target
-            runpy.run_module(args.module, run_name="__main__", alter_sys=True)
-        else:
-            script = args.target[0]
-            sys.argv = list(args.target)
-            sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
-            runpy.run_path(script, run_name="__main__")
+        exec(code, main.__dict__)  # noqa: S102 - running the user's script is the point
     except SystemExit as e:
-        code = e.code
-        if code is None:
+        code_ = e.code
+        if code_ is None:
             return 0
-        if isinstance(code, int):
-            return code
-        sys.stderr.write(f"{code}\n")  # sys.exit("message") prints it and exits 1
+        if isinstance(code_, int):
+            return code_
+        sys.stderr.write(f"{code_}\n")  # sys.exit("message") prints it and exits 1
         return 1
     except KeyboardInterrupt:
         traceback.print_exc()
@@ -64,39 +100,97 @@ def _run_target(args) -> int:
     except BaseException:  # noqa: BLE001 - reported as the interpreter would
         traceback.print_exc()
         return 1
+    finally:
+        sys.argv = saved_argv
+        if saved_main is not None:
+            sys.modules["__main__"] = saved_main
     return 0
+
+
+def _recording(args, command: str) -> record:
+    common = dict(energy=args.energy, stacks=not args.no_stacks, kernels=not args.no_kernels, overwrite=args.force,
+                  command=command, ops=True if args.ops else None)
+    if args.passes == "recording":
+        return record(args.output, fingerprints=True, **common)
+    if args.passes == "measured":
+        return record(args.output, **common)
+    # Both passes: paused until the step loop is found, one step of values, then measured steps.
+    from torch.profiler import ProfilerAction
+
+    last = 1 + args.steps if args.steps > 0 else None
+    paused = lambda step: ProfilerAction.NONE if step == 0 or (last and step > last) else ProfilerAction.RECORD  # noqa: E731
+    return record(args.output, fingerprints=True, fingerprint_steps=1, schedule=paused, **common)
 
 
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     if args.target and args.target[0] == "--":
         args.target = args.target[1:]
+    if args.fingerprints:
+        args.passes = "recording"
     if not args.module and not args.target:
         sys.stderr.write("magneton: record: missing the script to run (script.py [args...] or -m module)\n")
         return 2
     if not args.module and not os.path.isfile(args.target[0]):
         sys.stderr.write(f"magneton: record: {args.target[0]}: no such script\n")
         return 2
+    if args.steps < 0:
+        sys.stderr.write(f"magneton: record: --steps {args.steps}: expected 0 (all) or more\n")
+        return 2
     command = " ".join(["python"] + (["-m", args.module] if args.module else []) + args.target)
     try:
-        rec = record(args.output, energy=args.energy, fingerprints=args.fingerprints,
-                     stacks=not args.no_stacks, kernels=not args.no_kernels, overwrite=args.force,
-                     ops=True if args.ops else None,
-                     command=command)
+        code, file, target_argv = _compile_target(args)
+    except (OSError, SyntaxError, ImportError) as e:
+        sys.stderr.write(f"magneton: record: {e}\n")
+        return 2
+    try:
+        rec = _recording(args, command)
         rec.__enter__()
     except (ValueError, FileNotFoundError, FileExistsError, RuntimeError, ImportError) as e:
         sys.stderr.write(f"magneton: record: {e}\n")
         return 2
-    status = _run_target(args)
+    steps = None
+    if args.passes == "both":
+        from magneton.script_steps import ScriptSteps
+
+        native = rec._native
+        native.count_ops(True)
+
+        def on_step():
+            native.count_ops(False)
+            rec.step()
+
+        steps = ScriptSteps(code, native.counted_ops, on_step, args.step_line)
+        if not steps.start():
+            sys.stderr.write("magneton: record: cannot watch the script's loops (no free sys.monitoring tool id); "
+                             "use --pass recording and --pass measured\n")
+            rec.__exit__(None, None, None)
+            return 2
+    status = _run_code(code, file, target_argv, bool(args.module))
+    if steps is not None:
+        steps.stop()
     try:
         rec.__exit__(None, None, None)
     except Exception as e:  # noqa: BLE001 - the program's status wins; say what was lost
         sys.stderr.write(f"magneton: record: writing {args.output} failed: {e}\n")
         return status if status else 1
-    if args.verbose:
+    if steps is not None and steps.loop is None:
+        which = (f"no loop at line {args.step_line}" if args.step_line is not None
+                 else f"no loop of {steps_min()} or more operators per iteration")
+        sys.stderr.write(f"magneton: record: {args.output}: {which} ran three times or more in {file}, so there is no "
+                         "step to record (record around the loop with magneton.record(...) and rec.step(), or use "
+                         "--pass recording and --pass measured)\n")
+    elif args.verbose:
         s = rec.summary or {}
-        sys.stderr.write(f"magneton: wrote {rec.path}: {s.get('ops', 0)} ops, {s.get('tensors', 0)} tensors\n")
+        where = f"; steps: {steps.describe()}, {steps.iterations} iterations" if steps is not None else ""
+        sys.stderr.write(f"magneton: wrote {rec.path}: {s.get('ops', 0)} ops, {s.get('tensors', 0)} tensors{where}\n")
     return status
+
+
+def steps_min() -> int:
+    from magneton.script_steps import MIN_OPS_PER_STEP
+
+    return MIN_OPS_PER_STEP
 
 
 if __name__ == "__main__":

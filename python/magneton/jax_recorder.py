@@ -83,18 +83,31 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
     if path is not None:
         writer = native.jax_writer()
         if writer is None:
-            raise ImportError("magneton._torch is not built: writing a run needs the extension "
-                              "(cmake --build <dir> --target magneton_torch)")
+            raise ImportError(f"writing a run needs the torch extension: {native.load_error()}")
         session = writer.Session(path, overwrite=overwrite, energy=energy, kernels=kernels,
                                  command=environment.command_line(), start_ns=start_ns,
                                  devices=devices.rows)
+    n_ops = len(g.ops)
+    if path is not None:
+        # What is known before the measured pass goes to the file at once; then
+        # each execution's rows as it ends: a killed recording keeps all but the last.
+        ids = list(session.device_ids)
+        _map_devices(g, lambda local: ids[local])
+        g.config = environment.config_snapshot()
+        session.write({"frames": _rows(g.frames), "stacks": _rows(g.stacks), "config": g.config,
+                       "extra": environment.info_extra()})
     try:
-        n_ops = len(g.ops)
-        windows, outputs = {}, None
+        windows, outputs, ranges = {}, None, []
         start_ns = time.monotonic_ns()  # the run's window is the measured pass
         for k in range(repeat):
             w, outputs = timeline.measured_pass(closed, leaves, top_ops, session, op_offset=k * n_ops)
             windows.update({op + k * n_ops: win for op, win in zip(top_ops, w)})
+            if path is not None:
+                execution = timeline.execution_rows(g, k, dict(zip(top_ops, w)), walker.busy_ns)
+                session.write({"tensors": _rows(execution.tensors), "ops": _rows(execution.ops)})
+                ranges += _scope_ranges(execution, first_id=len(ranges))
+                if k == 0:
+                    g.ops = execution.ops  # the in-memory recording keeps execution 0, timed
         end_ns = time.monotonic_ns()
     except BaseException:
         if path is not None:
@@ -103,27 +116,26 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
                          time.monotonic_ns())
         raise
 
-    timeline.replicate(g, repeat)
-    timeline.lay_out(g, walker.busy_ns * repeat, windows)
+    if path is None:
+        timeline.replicate(g, repeat)
+        timeline.lay_out(g, walker.busy_ns * repeat, windows)
+        g.config = environment.config_snapshot()
     timeline.scope_ranges(g)
     # Each execution of the measured pass is one iteration of the program, so
     # the diff's savings are per execution (docs/diff.md, "Rank").
     g.info = {"command": environment.command_line(), "start_ns": start_ns, "end_ns": end_ns,
               "extra": {**environment.info_extra(), "iterations": str(repeat)}}
-    g.config = environment.config_snapshot()
     g.devices = devices.rows
-    _add_stats(g, fp, walker, repeat)
+    executions_in_graph = 1 if path is not None else repeat
+    _add_stats(g, fp, walker, repeat, repeat // executions_in_graph)
 
-    summary = {"ops": len(g.ops), "tensors": len(g.tensors), "equations_per_execution": n_ops,
+    tensors = len(g.tensors) + (repeat - 1) * _produced(g) if path is not None else len(g.tensors)
+    summary = {"ops": n_ops * repeat, "tensors": tensors, "equations_per_execution": n_ops,
                "fingerprint_failures": fp.failures if fp else 0, "kernel_tracer": False}
     if path is not None:
         kernel_ops = _link_kernels(session, plans, g, windows)
-        ids = list(session.device_ids)
-        _map_devices(g, lambda local: ids[local])
-        rows = g.to_dict()
-        rows["extra"] = g.info["extra"]
-        rows["start_ns"] = start_ns
-        summary.update(session.stop(rows, end_ns, kernel_ops))
+        summary.update(session.stop({"ranges": _rows(ranges), "stats": _rows(g.stats),
+                                     "extra": g.info["extra"], "start_ns": start_ns}, end_ns, kernel_ops))
     return JaxRecording(outputs=jax.tree_util.tree_unflatten(out_tree, outputs), graph=g, path=path,
                         summary=summary)
 
@@ -200,14 +212,36 @@ def _map_devices(g: Graph, to_run_id) -> None:
             op.device = to_run_id(op.device)
 
 
-def _add_stats(g: Graph, fp, walker: Walker, repeat: int) -> None:
+def _add_stats(g: Graph, fp, walker: Walker, repeat: int, ops_factor: int) -> None:
+    """ops_factor: executions the recording holds for each one `g` holds."""
     if fp is not None and fp.failures:
         g.add_stat("fingerprint_failures", "info", fp.failures * repeat,
                    "values whose fingerprint could not be computed (complex, PRNG keys, tokens)")
     if any(op.parent != NONE for op in g.ops):
-        g.add_stat("jax_nested_times_estimated", "info", sum(op.parent != NONE for op in g.ops),
+        g.add_stat("jax_nested_times_estimated", "info", sum(op.parent != NONE for op in g.ops) * ops_factor,
                    "ops inside a jit/scan/while share their parent's measured time in proportion "
                    "to their eager time (docs/jax.md)")
+
+
+def _rows(items) -> list:
+    """Rows as the writer takes them. They share their lists and fingerprint
+    dicts with the graph (the writer reads them before it returns): a deep
+    copy (dataclasses.asdict) cost ~40 us a row, most of the recorder's time
+    per execution."""
+    return [dict(vars(x)) for x in items]
+
+
+def _produced(g: Graph) -> int:
+    return sum(t.producer != NONE for t in g.tensors)
+
+
+def _scope_ranges(execution: Graph, first_id: int) -> list:
+    """The named-scope ranges of one execution, numbered after those before it."""
+    for r in execution.ranges:
+        r.id += first_id
+        if r.parent != NONE:
+            r.parent += first_id
+    return execution.ranges
 
 
 def dataflow_completeness(g: Graph) -> float:

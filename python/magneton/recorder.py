@@ -20,7 +20,7 @@ from typing import Optional
 
 from magneton import config_snapshot
 
-__all__ = ["record", "fingerprint", "load_run", "extension", "distributed_identity", "rank_path"]
+__all__ = ["record", "schedule", "fingerprint", "load_run", "extension", "distributed_identity", "rank_path"]
 
 # What a rank's run says about its clock (RunInfo.extra["dist.clock"]): every
 # process of one host reads the same CLOCK_MONOTONIC, so ranks of one host line
@@ -31,15 +31,27 @@ ENERGY_CHOICES = ("none", "nvml", "rapl", "auto")
 
 
 def extension():
-    """The C++ extension magneton._torch; ImportError says how to build it."""
-    import torch  # noqa: F401 - loads libtorch before the extension needs it
-
+    """The C++ extension magneton._torch. It links libtorch, so torch is
+    imported first, as for any torch extension: that loads libc10 and libtorch
+    into the process, and the extension's own load finds them there. An
+    ImportError names the real cause (torch missing, the module not built, or
+    a module that does not load: another torch's ABI, a missing library)."""
+    try:
+        import torch
+    except ImportError as e:
+        raise ImportError(f"magneton._torch needs torch, which cannot be imported here ({e})") from e
     try:
         from magneton import _torch
-    except ImportError as e:
+    except ModuleNotFoundError as e:
+        if e.name != "magneton._torch":
+            raise
         raise ImportError(
-            "magneton._torch is not built: cmake -S . -B build -DPython_EXECUTABLE=$(which python) "
-            f"&& ninja -C build magneton_torch ({e})") from e
+            "magneton._torch is not built: build it with scripts/build.sh (or cmake -S . -B build "
+            "-DPython_EXECUTABLE=$(which python) && ninja -C build magneton_torch), or install Magneton "
+            "with pip install .") from e
+    except ImportError as e:
+        raise ImportError(f"magneton._torch does not load with torch {torch.__version__} ({e}); rebuild it "
+                          "against this torch") from e
     return _torch
 
 
@@ -142,6 +154,13 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
         calls from CUPTI plus the energy samplers, and nothing per operator
         (`magneton diff` attributes its kernels to the recording pass's
         operators). True: the operator-level measured pass (to debug the recorder).
+    schedule: which steps are recorded, for a program that calls `rec.step()`
+        once per iteration: a torch.profiler-style schedule
+        (magneton.schedule(wait=100, warmup=1, active=10, repeat=1)); wait and
+        warm-up steps record nothing (the samplers keep going).
+    fingerprint_steps: with fingerprints, the first N recorded steps are the
+        recording pass (values) and the rest the measured pass, in one file:
+        `magneton diff` splits it into its two passes (docs/recording.md, "Steps").
     stacks: Python call site (file:line:function) of each top-level op.
     kernels: link CUDA kernels to ops through CUPTI when this build has it.
     fingerprint_options: quantiles, singular_values, spectra_max_numel, spectra_max_side.
@@ -157,7 +176,8 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
 
     def __init__(self, path: str, energy: str = "none", fingerprints: bool = False, stacks: bool = True,
                  kernels: bool = True, overwrite: bool = False, command: Optional[str] = None,
-                 fingerprint_options: Optional[dict] = None, replay=None, ops: Optional[bool] = None):
+                 fingerprint_options: Optional[dict] = None, replay=None, ops: Optional[bool] = None,
+                 schedule=None, fingerprint_steps: Optional[int] = None):
         if energy not in ENERGY_CHOICES:
             raise ValueError(f"energy={energy!r}: expected one of {', '.join(ENERGY_CHOICES)}")
         self.identity = distributed_identity()
@@ -168,6 +188,16 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
             self.path = rank_path(self.path, 0, 1)
         self.energy = energy
         self.fingerprints = bool(fingerprints)
+        if fingerprint_steps is not None and (not self.fingerprints or int(fingerprint_steps) < 0):
+            raise ValueError("fingerprint_steps: needs fingerprints=True and a count of 0 or more steps")
+        self.fingerprint_steps = None if fingerprint_steps is None else int(fingerprint_steps)
+        if schedule is not None and not callable(schedule):
+            raise TypeError("schedule: expected a callable step -> torch.profiler.ProfilerAction "
+                            "(magneton.schedule(wait=..., warmup=..., active=..., repeat=...))")
+        self.schedule = schedule
+        self._step = 0          # steps ended so far (step() calls)
+        self._active_done = 0   # ...of which recorded
+        self._phase = "paused"
         self.ops = ops if ops is None else bool(ops)
         self.stacks = bool(stacks)
         self.kernels = bool(kernels)
@@ -199,14 +229,17 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
         ext = extension()
         self.config = config_snapshot.snapshot()
         devices = _devices(torch)
+        # Operators in the measured phase: where there is no kernel tracing
+        # (their host times are the measurement), on request, or for replays.
         ops = self.ops
         if ops is None:
-            ops = self.fingerprints or self._replay_options is not None or not (self.kernels and devices)
-        ops = ops or self.fingerprints or self._replay_options is not None  # values and replays need operators
+            ops = self._replay_options is not None or not (self.kernels and devices)
+        ops = ops or self._replay_options is not None
         self._native = ext.Recorder(
-            self.path, overwrite=self.overwrite, fingerprints=self.fingerprints, ops=ops, stacks=self.stacks,
-            kernels=self.kernels, energy=self.energy, command=self.command, devices=devices,
-            **self.fingerprint_options)
+            self.path, overwrite=self.overwrite, fingerprints=self.fingerprints, ops=ops,
+            phase=self._phase_of(0), stacks=self.stacks, kernels=self.kernels, energy=self.energy,
+            command=self.command, devices=devices, **self.fingerprint_options)
+        self._phase = self._phase_of(0)
         for key, value in self.config.items():
             self._native.set_config(key, value)
         self._native.set_info("framework", "torch")
@@ -222,6 +255,43 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
             self._native.set_info("replay", "true")
             self._replay_capture = ext.ReplayCapture(**_replay._selection(self._replay_ops, None))
         return self
+
+    def step(self) -> None:
+        """Marks the end of one step of the program (call it once per
+        iteration, as with torch.profiler's `prof.step()`); with a `schedule`
+        the recording pauses and resumes at step boundaries."""
+        if self._native is None:
+            raise RuntimeError("magneton.record: step() outside the recording block")
+        if self._active_now():
+            self._active_done += 1
+        self._step += 1
+        phase = self._phase_of(self._step)
+        if phase == self._phase:
+            return
+        if self._phase == "recording":
+            self._synchronize()  # the recording pass's kernels end before the measured pass begins
+        self._native.set_phase(phase)
+        self._phase = phase
+
+    def _active_now(self) -> bool:
+        return self._phase != "paused"
+
+    def _phase_of(self, step: int) -> str:
+        """paused, recording or measured for step `step` (0 first)."""
+        if self.schedule is not None:
+            from torch.profiler import ProfilerAction
+
+            if self.schedule(step) in (ProfilerAction.NONE, ProfilerAction.WARMUP):
+                return "paused"
+        if not self.fingerprints:
+            return "measured"
+        if self.fingerprint_steps is None or self._active_done < self.fingerprint_steps:
+            return "recording"
+        return "measured"
+
+    def rows_held(self) -> int:
+        """Operator rows in memory, not yet written to the run file (0 outside the block)."""
+        return self._native.rows_held() if self._native is not None else 0
 
     def _set_distributed_info(self, torch) -> None:
         ident = self.identity
@@ -270,6 +340,15 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
                 torch.cuda.synchronize()
         except Exception:  # noqa: BLE001 - a broken CUDA context is the workload's business
             pass
+
+
+def schedule(*, wait: int = 0, warmup: int = 0, active: int = 1, repeat: int = 0, skip_first: int = 0):
+    """Which steps a recording keeps, as torch.profiler.schedule: skip_first
+    steps, then cycles of `wait` idle steps, `warmup` steps and `active`
+    recorded steps, `repeat` times (0: for as long as the program runs)."""
+    from torch.profiler import schedule as torch_schedule
+
+    return torch_schedule(wait=wait, warmup=warmup, active=active, repeat=repeat, skip_first=skip_first)
 
 
 def fingerprint(tensor, **options) -> dict:

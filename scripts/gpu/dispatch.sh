@@ -37,8 +37,6 @@ W=$(mktemp -d /tmp/dispatch.XXXX)
 mkdir -p "$W/res" "$W/disp" "$W/pairs"
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/python XLA_PYTHON_CLIENT_PREALLOCATE=false
 py=${MAGNETON_PYTHON:-python3}
-step() { echo "== $* ($(( $(date +%s) - start )) s)" | tee -a "$log"; }
-t() { local s; s=$(cap "$1"); shift; timeout -k 5 "$s" "$@"; }
 has() { [[ " $STEPS " == *" $1 "* ]]; }
 
 dry=${GPU_DRY:-0}

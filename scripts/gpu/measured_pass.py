@@ -22,6 +22,8 @@ pair: GPT-2 small (fp16, 8 x 512) with attn_implementation VARIANT (eager or
 truth: both variants in one process, windows of SECONDS alternated over TRIALS,
     energy from NVML's counter watched from outside the steps
     (cases/groundtruth.py): J and s per forward. Writes DIR/truth.json.
+    --demo SIZE: the pair of `magneton demo` instead (GPT-2 blocks at SIZE,
+    python/magneton/demo/gpt2_blocks.py; tiny under GPU_DRY).
 
 GPU_DRY=1 runs the same on the CPU with tiny models (a check of this script).
 """
@@ -230,7 +232,12 @@ def truth(args) -> None:
     import groundtruth
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    steps = {v: gpt2(8, 512, v) for v in ("eager", "sdpa")}
+    if args.demo:
+        from magneton.demo import gpt2_blocks
+        steps = {v: torch.no_grad()(gpt2_blocks.build(v, "tiny" if DRY else args.demo, DEVICE)[0])
+                 for v in ("eager", "sdpa")}
+    else:
+        steps = {v: gpt2(8, 512, v) for v in ("eager", "sdpa")}
     watch = None if DRY else groundtruth.CounterWatch(groundtruth.Nvml(0))
     if watch:
         watch.__enter__()
@@ -289,6 +296,7 @@ def main() -> None:
     t.add_argument("--out", required=True)
     t.add_argument("--seconds", type=float, default=3.0)
     t.add_argument("--trials", type=int, default=2)
+    t.add_argument("--demo", help="the demo's pair at this size (gpt2_blocks.SIZES) instead of GPT-2 small")
     args = p.parse_args()
     {"overhead": overhead, "loop": loop, "pair": pair, "truth": truth}[args.cmd](args)
 

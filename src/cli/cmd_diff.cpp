@@ -10,7 +10,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
+#include "analysis/diff/pass_split.h"
 #include "analysis/diff/rules.h"
 #include "analysis/dist/collectives.h"
 #include "cli/commands.h"
@@ -93,11 +95,21 @@ Result<std::unique_ptr<DiffSession>> RunDiff(const DiffArgs& args, double thresh
   };
   MAGNETON_RETURN_IF_ERROR(load(args.a, &s->a));
   MAGNETON_RETURN_IF_ERROR(load(args.b, &s->b));
-  for (auto [path, slot] :
-       {std::pair{&args.measured_a, &s->measured_a}, std::pair{&args.measured_b, &s->measured_b}}) {
-    if (path->empty()) continue;
-    slot->emplace();
-    MAGNETON_RETURN_IF_ERROR(load(*path, &**slot));
+  std::vector<std::string> split_notes;
+  for (auto [path, run, slot, side] : {std::tuple{&args.measured_a, &s->a, &s->measured_a, 'a'},
+                                       std::tuple{&args.measured_b, &s->b, &s->measured_b, 'b'}}) {
+    if (!path->empty()) {
+      slot->emplace();
+      MAGNETON_RETURN_IF_ERROR(load(*path, &**slot));
+    } else if (auto passes = analysis::SplitAtMeasuredPass(*run)) {
+      // One file of both passes (recorded in one go): the measured pass is its second part.
+      *run = std::move(passes->recorded);
+      *slot = std::move(passes->measured);
+      split_notes.push_back(fmt::format(
+          "run {} holds both passes (recorded in one go): its recording pass and its measured pass are compared "
+          "as two runs",
+          side));
+    }
   }
 
   analysis::DiffOptions o;
@@ -122,6 +134,7 @@ Result<std::unique_ptr<DiffSession>> RunDiff(const DiffArgs& args, double thresh
     return MakeError(report.error().code, fmt::format("{}: {}", which, report.error().message));
   }
   s->report = std::move(*report);
+  s->report.notes.insert(s->report.notes.begin(), split_notes.begin(), split_notes.end());
   if (!rules_note.empty()) s->report.notes.push_back(rules_note);
   return s;
 }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/python_env.h"
 #include "energy/child_process.h"
 #include "energy/nvml_sampler.h"
 #include "energy/procfs_sampler.h"
@@ -173,10 +174,16 @@ try:
     import torch
     n = torch.cuda.device_count() if torch.cuda.is_available() else 0
     names = [torch.cuda.get_device_name(i) for i in range(n)]
+    try:
+        import magneton.recorder
+        magneton.recorder.extension()
+        recorder = "the recorder (magneton._torch) loads"
+    except Exception as e:
+        recorder = "the recorder does not load: %s" % e
     print(json.dumps({"version": torch.__version__, "cuda": torch.version.cuda, "cuda_available": n > 0,
-                      "devices": names, "summary": "%s (CUDA %s), CUDA available: %s%s" % (
+                      "devices": names, "recorder": recorder, "summary": "%s (CUDA %s), CUDA available: %s%s; %s" % (
                           torch.__version__, torch.version.cuda, "yes" if n else "no",
-                          (", " + ", ".join(names)) if names else "")}))
+                          (", " + ", ".join(names)) if names else "", recorder)}))
 except Exception as e:
     print(json.dumps({"error": "import torch failed: %s: %s" % (type(e).__name__, e)}))
 )PY";
@@ -196,8 +203,8 @@ except Exception as e:
 )PY";
 
 int Doctor(const DoctorArgs& a) {
-  const char* env = std::getenv("MAGNETON_PYTHON");
-  std::string python = env && *env ? env : "python3";
+  const std::string python = ProjectPython();
+  AddCheckoutToPythonPath();
   nlohmann::json gpus = nlohmann::json::array(), torch_json, jax_json;
   std::vector<Check> checks = {CheckNvml(&gpus), CheckCupti(), CheckRapl(a.powercap_root),
                                CheckPerfPower(a.perf_power_root), CheckProcfs(),

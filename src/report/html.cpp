@@ -9,6 +9,7 @@
 #include "analysis/diff/call_site.h"
 #include "report/format.h"
 #include "report/svg.h"
+#include "report/timeline_svg.h"
 
 namespace magneton::report {
 namespace {
@@ -130,13 +131,14 @@ std::string EvidenceHtml(const Evidence& e) {
   return out + "</div>";
 }
 
-std::string FindingHtml(const Finding& f, const DiffReport& r) {
+// `index`: the finding's place in DiffReport::findings, which the timeline's items name.
+std::string FindingHtml(const Finding& f, size_t index, const DiffReport& r) {
   const std::string& u = r.cost_unit;
   std::string verdict = analysis::ToString(f.verdict);
   std::string out = fmt::format(
-      "<article class=\"finding {}\" id=\"finding-{}\"><div><span class=\"badge {}\">#{} {}</span>"
-      "<span class=\"label\">{}</span></div>",
-      verdict, f.rank, verdict, f.rank, verdict, E(f.label));
+      "<article class=\"finding {}\" id=\"finding-{}\" data-finding=\"{}\"><div><span class=\"badge {}\">#{} "
+      "{}</span><span class=\"label\">{}</span></div>",
+      verdict, f.rank, index, verdict, f.rank, verdict, E(f.label));
   out += fmt::format(
       "<div class=\"nums\">saves <b>{}</b> per iteration ({} of the run) &middot; {} costlier by {} "
       "&middot; time {} &middot; {} region{} &middot; {}</div>",
@@ -253,8 +255,8 @@ std::string PowerSection(const Run& a, const Run& b) {
 
 std::string RenderHtml(const DiffReport& r, const Run& a, const Run& b, const RunPaths& paths) {
   std::string out = "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
-  out += fmt::format("<title>Magneton diff: {} vs {}</title><style>{}</style></head><body>", E(paths.a),
-                     E(paths.b), kStyle);
+  out += fmt::format("<title>Magneton diff: {} vs {}</title><style>{}{}</style></head><body>", E(paths.a),
+                     E(paths.b), kStyle, kTimelineStyle);
   out += fmt::format(
       "<header><h1>Magneton diff</h1><p>a = {} &nbsp; vs &nbsp; b = {} &middot; threshold {:.0f}% "
       "&middot; costs in {}</p></header><main>",
@@ -286,13 +288,14 @@ std::string RenderHtml(const DiffReport& r, const Run& a, const Run& b, const Ru
       FormatCost(r.total_saved_per_iteration(), r.cost_unit));
   if (!ranked.empty()) out += BarChart(ranked, 700, "saving per iteration by finding");
   out += "</section>";
+  out += TimelineSection(r);
 
   out += "<section id=\"findings\"><h2>Findings</h2>";
   if (waste + trade == 0)
     out += fmt::format("<p id=\"no-findings\">No waste and no trade-off at the {:.0f}% threshold.</p>",
                        r.options.threshold * 100);
-  for (const auto& f : r.findings)
-    if (f.verdict != Verdict::kNoise) out += FindingHtml(f, r);
+  for (size_t i = 0; i < r.findings.size(); ++i)
+    if (r.findings[i].verdict != Verdict::kNoise) out += FindingHtml(r.findings[i], i, r);
   if (noise > 0) {
     out += fmt::format(
         "<details><summary>{} noise group{}</summary><table><tr><th>region group</th><th>a</th>"
@@ -321,7 +324,7 @@ std::string RenderHtml(const DiffReport& r, const Run& a, const Run& b, const Ru
   }
   out += fmt::format("<footer><p class=\"muted\">magneton {} &middot; JSON schema {}</p></footer></main>",
                      MAGNETON_VERSION, DiffReport::kSchemaVersion);
-  out += fmt::format("<script>{}</script></body></html>\n", kSelfCheck);
+  out += fmt::format("<script>{}{}</script></body></html>\n", kTimelineScript, kSelfCheck);
   return out;
 }
 

@@ -6,9 +6,7 @@
 #include <cmath>
 
 namespace magneton::report {
-namespace {
 
-// 1, 2 or 5 times a power of ten, giving about `n` ticks over [0, max].
 double TickStep(double max, int n) {
   if (max <= 0) return 1;
   double raw = max / n, p = std::pow(10, std::floor(std::log10(raw)));
@@ -17,9 +15,7 @@ double TickStep(double max, int n) {
   return 10 * p;
 }
 
-std::string Tick(double v) { return fmt::format("{:g}", std::round(v * 1e6) / 1e6); }
-
-}  // namespace
+std::string TickLabel(double v) { return fmt::format("{:g}", std::round(v * 1e6) / 1e6); }
 
 std::string EscapeHtml(const std::string& s) {
   std::string out;
@@ -95,10 +91,10 @@ std::string StepChart(const std::vector<LineSeries>& series, int width, int heig
     out += fmt::format(
         "<line class=\"grid\" x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>"
         "<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\" class=\"tick\">{}</text>",
-        left, width - right, py(y), py(y), left - 4, py(y) + 4, Tick(y));
+        left, width - right, py(y), py(y), left - 4, py(y) + 4, TickLabel(y));
   for (double x = 0; x <= xmax + xstep / 2; x += xstep)
     out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\" class=\"tick\">{}</text>", px(x),
-                       height - bottom + 16, Tick(x));
+                       height - bottom + 16, TickLabel(x));
   out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" class=\"axis\">{}</text>", left + pw / 2,
                      height - 4, EscapeHtml(x_label));
   out += fmt::format("<text x=\"{}\" y=\"14\" class=\"axis\">{}</text>", 4, EscapeHtml(y_label));

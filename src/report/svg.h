@@ -9,6 +9,11 @@ namespace magneton::report {
 
 std::string EscapeHtml(const std::string& s);
 
+// 1, 2 or 5 times a power of ten, giving about `n` ticks over [0, max].
+double TickStep(double max, int n);
+// A tick's label: the value without trailing zeros ("0.5", "12").
+std::string TickLabel(double v);
+
 struct Bar {
   std::string label;  // drawn left of the bar
   double value = 0;

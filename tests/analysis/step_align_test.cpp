@@ -112,6 +112,20 @@ TEST(StepAlign, AnotherProgramIsRefusedSayingHowCloseItCame) {
   EXPECT_FALSE(AlignSteps({}, step, "kernels").ok());
 }
 
+TEST(StepAlign, AStepOfIdenticalLayersIsNotTakenOneLayerOff) {
+  // Three identical layers and a tail: the recorded step fits the measured
+  // stream one layer off almost as well as where it belongs.
+  Seq step;
+  for (int l = 0; l < 3; ++l) step.insert(step.end(), {20, 21, 22, 22, 23, 21, 24, 25, 22, 26, 21});
+  step.insert(step.end(), {27, 27, 30, 31, 32, 33});
+  auto al = AlignSteps(step, Repeat(step, 27), "operators");
+  ASSERT_TRUE(al.ok()) << al.error().message;
+  EXPECT_EQ(al->step_begin, 0);
+  EXPECT_EQ(al->step_end, static_cast<int64_t>(step.size()));
+  EXPECT_EQ(al->repetitions.size(), 27u);
+  for (const auto& r : al->repetitions) EXPECT_TRUE(r.exact);
+}
+
 TEST(StepAlign, LongStepsAlignInLinearishTime) {
   // A 3,000-item step repeated 300 times with a stray item every tenth step.
   Seq step(3000);

@@ -2,7 +2,6 @@
 built magneton and committed run files exist, `magneton diff` on every case (no GPU needed)."""
 import copy
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +14,7 @@ sys.path.insert(0, str(ROOT / "cases"))
 import casekit  # noqa: E402
 import findings  # noqa: E402
 import run_all  # noqa: E402
+from magneton import locate  # noqa: E402
 
 # The shape src/report/json.cpp writes (schema in docs/diff.md): run A is the wasteful side.
 DIFF = {
@@ -106,13 +106,6 @@ def test_results_markdown_has_a_row_per_case():
     assert "recording wasteful failed" in text
 
 
-def _magneton():
-    for cand in (os.environ.get("MAGNETON_BIN", ""), Path(os.environ.get("MAGNETON_BUILD", ROOT / "build")) / "magneton"):
-        if cand and Path(cand).is_file():
-            return str(cand)
-    return None
-
-
 def _committed():
     return [c for c in casekit.all_cases()
             if casekit.has_run_files(ROOT / "cases" / c / "runs") and (ROOT / "cases" / c / "runs" / "diff.json").exists()]
@@ -120,7 +113,7 @@ def _committed():
 
 @pytest.mark.parametrize("case", _committed() or ["(none committed)"])
 def test_diff_of_committed_runs_reproduces_the_gpu_diagnosis(case):
-    binary = _magneton()
+    binary = locate.command()
     if case == "(none committed)":
         pytest.skip("no cases/*/runs/ committed yet (scripts/gpu/cases.sh produces them on the GPU)")
     if binary is None:

@@ -9,13 +9,14 @@ import textwrap
 
 import pytest
 
+from magneton import locate
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _library():
-    build = os.environ.get("MAGNETON_BUILD", str(ROOT / "build"))
-    lib = pathlib.Path(build) / "libmagneton_cupti.so"
-    return lib if lib.exists() else None
+    lib = locate.cupti_library()
+    return pathlib.Path(lib) if lib else None
 
 
 def _run(code, env_extra):

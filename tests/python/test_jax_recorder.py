@@ -297,7 +297,7 @@ def test_repeated_executions_are_written_as_iterations_with_the_first_ones_value
     run = magneton.load_run(path)
     assert run["info"]["extra"]["iterations"] == "3"
     n = len(run["ops"]) // 3
-    assert len(run["ops"]) == 3 * n == len(rec.graph.ops)
+    assert len(run["ops"]) == 3 * n == rec.summary["ops"]
     assert [o["id"] for o in run["ops"]] == list(range(3 * n))
     for k in (1, 2):
         for a, b in zip(run["ops"][:n], run["ops"][k * n:(k + 1) * n]):
@@ -353,3 +353,61 @@ def test_native_session_places_devices_and_writes_ranges_and_stats(tmp_path):
     assert sqlite3.connect(path).execute("SELECT COUNT(*) FROM ranges").fetchone()[0] == 1
     with pytest.raises(ValueError, match="already stopped"):
         s.stop({}, 10, [])
+
+
+def _fresh_python(code: str, tmp_path):
+    """Runs `code` in a new interpreter that has imported nothing of ours."""
+    import subprocess
+    import textwrap
+
+    env = dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+@needs_extension
+def test_record_jax_in_a_program_that_never_imported_torch_loads_torch_first(tmp_path):
+    # The extension links libtorch: loaded before torch, it finds libc10 only
+    # through a run path, which an installed or copied module does not have.
+    r = _fresh_python("""
+        import sys
+        import jax.numpy as jnp
+        from magneton.jax_recorder import record_jax
+        assert "torch" not in sys.modules
+        rec = record_jax(lambda x: jnp.tanh(x @ x.T), jnp.ones((4, 4)), path="run.mgt")
+        order = list(sys.modules)
+        assert order.index("torch") < order.index("magneton._torch"), "the extension was loaded before torch"
+        print("ops", rec.summary["ops"])
+    """, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "run.mgt").exists()
+
+
+def test_record_jax_without_a_loadable_extension_names_the_cause(tmp_path):
+    r = _fresh_python("""
+        import sys
+        sys.modules["torch"] = None  # torch cannot be imported here
+        import jax.numpy as jnp
+        from magneton.jax_recorder import record_jax
+        try:
+            record_jax(lambda x: x * 2, jnp.ones(3), path="run.mgt")
+        except ImportError as e:
+            print(e)
+    """, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "fingerprints need the torch extension" in r.stdout
+    assert "needs torch, which cannot be imported here" in r.stdout and "import of torch halted" in r.stdout
+
+
+def test_a_missing_extension_is_reported_as_not_built(tmp_path):
+    r = _fresh_python("""
+        import sys
+        sys.modules["magneton._torch"] = None  # as if the module were not built
+        from magneton import recorder
+        try:
+            recorder.extension()
+        except ImportError as e:
+            print(e)
+    """, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "magneton._torch is not built" in r.stdout and "pip install ." in r.stdout

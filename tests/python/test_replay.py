@@ -7,7 +7,6 @@ Windows are kept tiny and the CV target loose, so nothing depends on timing."""
 
 import importlib
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -20,6 +19,7 @@ if not hasattr(ext, "ReplayCapture"):
     pytest.skip("magneton._torch predates replay: rebuild magneton_torch", allow_module_level=True)
 
 replay_mod = importlib.import_module("magneton.op_replay")
+from magneton import locate  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -296,11 +296,7 @@ def test_selection_from_diff_json():
 
 
 def _magneton():
-    for cand in (os.environ.get("MAGNETON_BIN", ""),
-                 Path(os.environ.get("MAGNETON_BUILD", ROOT / "build")) / "magneton"):
-        if cand and Path(cand).is_file() and os.access(cand, os.X_OK):
-            return str(cand)
-    pytest.skip("magneton is not built (set MAGNETON_BUILD or MAGNETON_BIN)")
+    return locate.command() or pytest.skip("magneton is not built (set MAGNETON_BUILD or MAGNETON_BIN)")
 
 
 def test_diff_reports_replay_source(tmp_path):

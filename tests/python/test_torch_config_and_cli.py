@@ -76,21 +76,21 @@ def test_cli_passes_argv_and_exit_code(tmp_path):
     script = tmp_path / "work.py"
     script.write_text(SCRIPT)
     out = tmp_path / "run.mgt"
-    p = _cli("record", "-o", str(out), str(script), "3", "--flag", cwd=tmp_path)
+    p = _cli("record", "--pass", "measured", "-o", str(out), str(script), "3", "--flag", cwd=tmp_path)
     assert p.returncode == 3, p.stderr
     assert p.stdout.strip() == "argv=['3', '--flag'] name=__main__"
     assert p.stderr == ""  # nothing added to the program's output
     run = magneton.load_run(out)
     assert "aten::mul" in {op["name"] for op in run["ops"]}
     assert str(script) in run["info"]["command"]
-    p = _cli("record", "-f", "-o", str(out), str(script), "0", cwd=tmp_path)
+    p = _cli("record", "--pass", "measured", "-f", "-o", str(out), str(script), "0", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
 
 
 def test_cli_script_exception_exits_1_and_keeps_run(tmp_path):
     script = tmp_path / "boom.py"
     script.write_text("import torch\ntorch.zeros(1).add(1)\nraise RuntimeError('boom')\n")
-    p = _cli("record", "-o", str(tmp_path / "b.mgt"), str(script), cwd=tmp_path)
+    p = _cli("record", "--pass", "measured", "-o", str(tmp_path / "b.mgt"), str(script), cwd=tmp_path)
     assert p.returncode == 1
     assert "RuntimeError: boom" in p.stderr
     assert "aten::add" in {op["name"] for op in magneton.load_run(tmp_path / "b.mgt")["ops"]}

@@ -3,12 +3,15 @@
 #include "report/html.h"
 
 #include <gtest/gtest.h>
+#include <png.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 
+#include "core/store.h"
 #include "report_fixture.h"
 
 namespace magneton::report {
@@ -43,6 +46,35 @@ std::string WriteTemp(const std::string& name, const std::string& text) {
 
 std::string Render(fixture::ReportCase& c) {
   return RenderHtml(c.report, c.pair.a.b.run, c.pair.b.b.run, {"fp32 run.mgt", "tf32 <run>.mgt"});
+}
+
+// A page's screenshot as RGB pixels (libpng's simplified reader); empty when unreadable.
+struct Pixels {
+  int width = 0, height = 0;
+  std::vector<unsigned char> rgb;
+  size_t Count(unsigned char r, unsigned char g, unsigned char b) const {
+    size_t n = 0;
+    for (size_t i = 0; i + 2 < rgb.size(); i += 3) n += rgb[i] == r && rgb[i + 1] == g && rgb[i + 2] == b;
+    return n;
+  }
+};
+
+Pixels ReadPng(const std::string& path) {
+  Pixels out;
+  png_image image{};
+  image.version = PNG_IMAGE_VERSION;
+  if (!png_image_begin_read_from_file(&image, path.c_str())) return out;
+  image.format = PNG_FORMAT_RGB;
+  out.rgb.resize(PNG_IMAGE_SIZE(image));
+  if (!png_image_finish_read(&image, nullptr, out.rgb.data(), 0, nullptr)) return {};
+  out.width = static_cast<int>(image.width);
+  out.height = static_cast<int>(image.height);
+  return out;
+}
+
+std::string Attribute(const std::string& dom, const std::string& name) {
+  std::smatch m;
+  return std::regex_search(dom, m, std::regex(name + "=\"([0-9]+)\"")) ? m[1].str() : "";
 }
 
 TEST(ReportHtml, SelfContainedAndEscaped) {
@@ -97,6 +129,76 @@ TEST(ReportHtml, RendersInHeadlessChromium) {
   EXPECT_EQ(be32(16), 1200);  // IHDR width
   EXPECT_EQ(be32(20), 2000);
   EXPECT_GT(fs::file_size(png), 20000u) << "a report with tables and charts is not a blank page";
+}
+
+// The diff of the CPU GELU fixtures with their measured passes: a timeline on
+// both sides (host operators), one waste finding.
+struct GeluReport {
+  Run a, b, ma, mb;
+  analysis::DiffReport report;
+};
+
+std::unique_ptr<GeluReport> LoadGelu() {
+  auto g = std::make_unique<GeluReport>();
+  const std::string dir = std::string(MAGNETON_TEST_DATA) + "/diff/";
+  for (auto [stem, run] : {std::pair{"gelu_new", &g->a}, std::pair{"gelu_new-measured", &g->ma},
+                           std::pair{"gelu_fused", &g->b}, std::pair{"gelu_fused-measured", &g->mb}}) {
+    auto r = LoadRun(dir + stem + ".mgt");
+    if (!r.ok()) return nullptr;
+    *run = std::move(*r);
+  }
+  auto r = analysis::DiffRuns(g->a, g->b, &g->ma, &g->mb, analysis::DiffOptions{});
+  if (!r.ok()) return nullptr;
+  g->report = std::move(*r);
+  return g;
+}
+
+TEST(ReportHtml, TimelineHoldsTheRegionsAndAClickedFindingHighlightsThem) {
+  auto g = LoadGelu();
+  ASSERT_TRUE(g);
+  const auto& r = g->report;
+  ASSERT_TRUE(r.timelines.a.available && r.timelines.b.available);
+  ASSERT_EQ(r.findings[0].rank, 1);
+  std::string html = RenderHtml(r, g->ma, g->mb, {"gelu_new.mgt", "gelu_fused.mgt"});
+  EXPECT_NE(html.find("id=\"timeline\""), std::string::npos);
+  EXPECT_NE(html.find("data-finding=\"0\""), std::string::npos);  // the finding card and its items
+
+  std::string chromium = Chromium();
+  if (chromium.empty())
+    GTEST_SKIP() << "chromium is not installed (Debian package 'chromium'): cannot check rendering";
+  std::string file = WriteTemp("timeline.html", html);
+  std::string flags = "--headless --no-sandbox --disable-gpu --no-first-run --disable-extensions";
+  // Opened at #finding-1, the page highlights that finding's items, as a click on it does.
+  std::string dom =
+      RunCommand(chromium + " " + flags + " --dump-dom 'file://" + file + "#finding-1' 2>/dev/null");
+  ASSERT_FALSE(dom.empty()) << "chromium printed no DOM";
+  size_t items = r.timelines.a.items.size() + r.timelines.b.items.size();
+  std::set<int64_t> regions;
+  size_t of_top = 0;
+  for (const auto* t : {&r.timelines.a, &r.timelines.b})
+    for (const auto& it : t->items) {
+      if (it.region >= 0) regions.insert(r.regions[it.region].region);
+      of_top += it.finding == 0;
+    }
+  ASSERT_GT(of_top, 0u);
+  EXPECT_EQ(Attribute(dom, "data-timeline-items"), std::to_string(items));
+  EXPECT_EQ(Attribute(dom, "data-timeline-regions"), std::to_string(regions.size()));
+  EXPECT_EQ(Attribute(dom, "data-highlighted"), std::to_string(of_top));
+  EXPECT_NE(dom.find("class=\"finding waste hl\""), std::string::npos) << "the finding's card is marked too";
+
+  // A screenshot, checked to show the timeline: its items within noise and
+  // the idle strip have colours nothing else on the page uses.
+  std::string png = (fs::temp_directory_path() / "magneton_html_test" / "timeline.png").string();
+  fs::remove(png);
+  RunCommand(chromium + " " + flags + " --window-size=1200,2400 --screenshot=" + png + " 'file://" + file +
+             "' 2>/dev/null");
+  Pixels px = ReadPng(png);
+  ASSERT_EQ(px.width, 1200) << "no readable screenshot at " << png;
+  std::set<unsigned> colors;
+  for (size_t i = 0; i + 2 < px.rgb.size(); i += 3) colors.insert(px.rgb[i] << 16 | px.rgb[i + 1] << 8 | px.rgb[i + 2]);
+  EXPECT_GT(colors.size(), 50u) << "a blank page";
+  EXPECT_GT(px.Count(0x8f, 0xa3, 0xb8), 400u) << "timeline items within noise (#8fa3b8) were not painted";
+  EXPECT_GT(px.Count(0xfb, 0xe3, 0xe3), 1000u) << "the timeline's idle strip (#fbe3e3) was not painted";
 }
 
 }  // namespace

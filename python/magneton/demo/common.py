@@ -4,6 +4,7 @@ two recording passes."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -19,8 +20,9 @@ def parse_args(doc: str, variants: tuple[str, ...]) -> argparse.Namespace:
                         "5 on the CPU)")
     p.add_argument("--no-replay", action="store_true",
                    help="on a GPU, do not replay the operators the variants differ in (docs/energy.md, Replay)")
-    p.add_argument("--size", choices=("auto", "tiny", "small", "full"), default="auto",
-                   help="model size: full on a GPU, small on the CPU, tiny for test fixtures")
+    p.add_argument("--size", choices=("auto", "tiny", "small", "medium", "full"), default="auto",
+                   help="model size: small on the CPU; on a GPU medium for the attention pair, else full; "
+                        "tiny for test fixtures")
     p.add_argument("--seed", type=int, default=0)
     return p.parse_args()
 
@@ -38,7 +40,14 @@ def pick_device(torch, wanted: str) -> str:
 
 
 def say(msg: str) -> None:
-    print(f"  {msg}", flush=True)
+    """A progress line, stamped with the seconds since `magneton demo` started
+    (MAGNETON_DEMO_T0, wall-clock seconds it sets) so that the demo's own
+    lines and the recorders' share one clock."""
+    try:
+        stamp = f"[{time.time() - float(os.environ['MAGNETON_DEMO_T0']):5.1f} s] "
+    except (KeyError, ValueError):
+        stamp = "  "
+    print(f"{stamp}{msg}", flush=True)
 
 
 # GPU replay: the keys of the operators the variants differ in, at most this long in all.
@@ -59,6 +68,7 @@ def record_passes(args, step, device: str, what: str, replay_ops: tuple[str, ...
 
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     with torch.no_grad():
+        say(f"{what}: warm-up, 3 iterations")
         for _ in range(3):  # warm-up: allocator, cuBLAS handles, autotuning
             step()
         sync()
@@ -72,17 +82,18 @@ def record_passes(args, step, device: str, what: str, replay_ops: tuple[str, ...
         options = {"fingerprints": True, "overwrite": True}
         if device == "cuda" and replay_ops and not args.no_replay:
             options["replay"] = {"ops": list(replay_ops), "budget_s": REPLAY_BUDGET_S}
+        replayed = " and replay of " + ", ".join(replay_ops) if "replay" in options else ""
+        say(f"{what}: recording pass (fingerprints){replayed} ...")
         t0 = time.perf_counter()
         with magneton.record(args.out, **options):
             step()
-        replayed = " and replay of " + ", ".join(replay_ops) if "replay" in options else ""
-        say(f"{what}: recording pass (fingerprints){replayed} {time.perf_counter() - t0:.1f} s -> {args.out}")
+        say(f"{what}: recording pass done in {time.perf_counter() - t0:.1f} s -> {args.out}")
+        say(f"{what}: measured pass, {iterations} iterations ...")
         t0 = time.perf_counter()
         rec = magneton.record(args.measured, energy="auto", overwrite=True)
         with rec:
             for _ in range(iterations):
                 step()
         series = (rec.summary or {}).get("energy_series", 0)
-        say(f"{what}: measured pass, {iterations} iterations {time.perf_counter() - t0:.1f} s, "
+        say(f"{what}: measured pass done in {time.perf_counter() - t0:.1f} s, "
             f"{series} sensor series -> {args.measured}")
-

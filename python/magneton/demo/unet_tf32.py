@@ -12,6 +12,7 @@ from magneton.demo import common
 SIZES = {  # channels, image side, batch
     "tiny": (8, 16, 1),
     "small": (32, 32, 2),
+    "medium": (64, 64, 8),
     "full": (128, 64, 16),
 }
 

@@ -14,16 +14,27 @@ from typing import Optional
 
 import numpy as np
 
+from magneton import recorder
+
 _native = None
+_load_error: Optional[str] = None
 
 
 def torch_extension():
-    """magneton._torch, or None when it is not built."""
+    """magneton._torch, or None when it cannot be loaded (load_error() says
+    why). Loading it imports torch first, in a JAX program too: the extension
+    links libtorch (recorder.extension)."""
+    global _load_error
     try:
-        from magneton import _torch
-    except ImportError:
+        return recorder.extension()
+    except ImportError as e:
+        _load_error = str(e)
         return None
-    return _torch
+
+
+def load_error() -> str:
+    """Why torch_extension() returned None."""
+    return _load_error or "magneton._torch was not loaded"
 
 
 def jax_writer():
@@ -59,8 +70,7 @@ class Fingerprinter:
     def __init__(self, **options):
         self.ext = torch_extension()
         if self.ext is None:
-            raise ImportError("magneton._torch is not built: fingerprints need the torch extension "
-                              "(cmake --build <dir> --target magneton_torch)")
+            raise ImportError(f"fingerprints need the torch extension: {load_error()}")
         self.options = options
         self.failures = 0
 

@@ -529,6 +529,8 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
         same_work, same_work == 1 ? "" : "s", same_work == 1 ? "s" : "", options.threshold * 100));
   AddHostCpuFinding(in_a, in_b, ca, cb, report, options, g.findings);
   Rank(report, g);
+  report.timelines = {BuildIterationTimeline(a, ca, match, true, report),
+                      BuildIterationTimeline(b, cb, match, false, report)};
   return report;
 }
 

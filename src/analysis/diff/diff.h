@@ -10,6 +10,7 @@
 
 #include "analysis/diff/accounting.h"
 #include "analysis/diff/finding.h"
+#include "analysis/diff/iteration_timeline.h"
 #include "analysis/diff/rules.h"
 #include "analysis/match/region_match.h"
 #include "core/run.h"
@@ -77,6 +78,7 @@ struct DiffReport {
   bool matched_by_range = false;    // regions are NVTX range paths matched by name (range_regions.h)
   std::vector<ConfigDelta> config;  // every key that differs between the snapshots
   std::vector<std::string> notes;   // what could not be measured, fallbacks taken
+  SideTimelines timelines;          // one iteration of each side on its timeline (iteration_timeline.h)
 
   int waste_count() const;
   double total_saved_per_iteration() const;

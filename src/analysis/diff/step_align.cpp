@@ -15,6 +15,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <dtl/dtl.hpp>
 #include <map>
 #include <utility>
@@ -23,10 +24,13 @@ namespace magneton::analysis {
 
 namespace {
 
-// Share of the step a measured window must align to be a repetition of it:
-// the same program varies by an allocator memset or a kernel picked otherwise
-// once; a variant of it (a GELU written out) differs by more.
-constexpr double kMinAligned = 0.8;
+// A measured window is a repetition of the recorded step when it lacks at
+// most one item or 5% of the step (the program runs its step as recorded; a
+// variant of it, a GELU written out, lacks more) and the step makes 80% of
+// the window (an allocator's memset, a kernel picked otherwise once, are
+// extras; a warm-up step's autotuning is too many).
+constexpr double kMaxMissing = 0.05;
+constexpr double kMinOfWindow = 0.8;
 // Phases tried for a step of several identical layers (one per layer, up to this).
 constexpr size_t kMaxPhases = 64;
 
@@ -43,6 +47,51 @@ Pairs CommonPairs(const std::vector<int>& a, int64_t a0, int64_t a1, const std::
   diff.compose();
   for (const auto& [token, info] : diff.getSes().getSequence())
     if (info.type == dtl::SES_COMMON) out.emplace_back(a0 + info.beforeIdx - 1, b0 + info.afterIdx - 1);
+  return out;
+}
+
+// Items a repetition may gain or lose and still sit on the anchor's diagonal.
+constexpr int64_t kBand = 8;
+
+// A longest common subsequence of a[lo, hi) and b restricted to the band
+// |j - i - d| <= w: dynamic programming over (2w+1) cells per row. Of equally
+// long ones it takes the one closest to the diagonal (a periodic step fits
+// several), by scoring a match `unit` less its distance from it.
+Pairs BandedPairs(const std::vector<int>& a, int64_t lo, int64_t hi, const std::vector<int>& b, int64_t d,
+                  int64_t w) {
+  const int64_t rows = std::max<int64_t>(0, hi - lo), width = 2 * w + 1, total = static_cast<int64_t>(b.size());
+  const int64_t unit = (w + 1) * (rows + 1);  // one more match outweighs every distance
+  // score[r * width + k]: best score for a[lo, lo+r] and b[.., j], j = lo + r + d + k - w; -1 outside b.
+  std::vector<int64_t> score(static_cast<size_t>(rows * width), -1);
+  auto at = [&](int64_t r, int64_t k) -> int64_t {
+    return r < 0 || k < 0 || k >= width ? 0 : std::max<int64_t>(0, score[r * width + k]);
+  };
+  auto gain = [&](int64_t k) { return unit - std::llabs(k - w); };
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t k = 0; k < width; ++k) {
+      const int64_t j = lo + r + d + k - w;
+      if (j < 0 || j >= total) continue;
+      const int64_t match = a[lo + r] == b[j] ? at(r - 1, k) + gain(k) : 0;  // (r-1, j-1) is cell k of row r-1
+      score[r * width + k] = std::max({match, at(r - 1, k + 1), at(r, k - 1)});
+    }
+  // Back from the best cell of the last row, the way each score was made.
+  Pairs out;
+  int64_t r = rows - 1, k = 0;
+  for (int64_t c = 1; r >= 0 && c < width; ++c)
+    if (at(r, c) > at(r, k)) k = c;
+  while (r >= 0 && k >= 0 && k < width && at(r, k) > 0) {
+    const int64_t j = lo + r + d + k - w;
+    const int64_t here = at(r, k);
+    if (a[lo + r] == b[j] && here == at(r - 1, k) + gain(k)) {
+      out.emplace_back(lo + r, j);
+      --r;
+    } else if (here == at(r - 1, k + 1)) {
+      --r, ++k;
+    } else {
+      --k;
+    }
+  }
+  std::reverse(out.begin(), out.end());
   return out;
 }
 
@@ -107,15 +156,27 @@ struct RecordedStep {
 RecordedStep FindRecordedStep(const std::vector<int>& rec, const std::vector<int>& mea, const Anchor& a,
                               int64_t period, int64_t slack) {
   const int64_t n = static_cast<int64_t>(rec.size()), total = static_cast<int64_t>(mea.size());
+  const int64_t p = a.recorded_at, reach = period + slack;
+  // Which measured occurrence of the anchor stands where the recording's
+  // does: of those around the middle of the measured sequence, the one whose
+  // diagonal (measured position - recorded position) matches the most items
+  // exactly. A step of identical layers matches almost as well one layer off;
+  // the true diagonal matches all of them.
   const size_t mid = a.occurrences.size() / 2;
-  const int64_t p = a.recorded_at, middle = a.occurrences[mid];
-  const int64_t reach = period + slack;
-  Pairs pairs = CommonPairs(rec, std::max<int64_t>(0, p - reach), std::min(n, p + reach), mea,
-                            std::max<int64_t>(0, middle - reach), std::min(total, middle + reach));
-  // The measured occurrence the anchor aligned with (any full step in reach may have been chosen).
-  int64_t m = middle;
-  for (auto [i, j] : pairs)
-    if (i == p) m = j;
+  int64_t m = a.occurrences[mid], best = -1;
+  for (size_t k = mid > 0 ? mid - 1 : 0; k <= mid + 1 && k < a.occurrences.size(); ++k) {
+    const int64_t d = a.occurrences[k] - p;
+    int64_t same = 0;
+    for (int64_t i = std::max<int64_t>({0, p - reach, -d}); i < std::min<int64_t>({n, p + reach, total - d}); ++i)
+      same += rec[i] == mea[i + d];
+    if (same > best) best = same, m = a.occurrences[k];
+  }
+  // The alignment along that diagonal, a few items either side of it (a stray
+  // item shifts what follows it). An unbanded longest common subsequence would
+  // not do: set-up items that match nothing leave it free to take the step
+  // one period off.
+  const int64_t lo = std::max<int64_t>(0, p - reach), hi = std::min(n, p + reach), d = m - p;
+  Pairs pairs = BandedPairs(rec, lo, hi, mea, d, kBand);
   // The step starts at s (s <= p < s + period) and its measured occurrence at
   // m - (p - s): count the pairs inside both for every s at once (each pair
   // lies inside both for an interval of s), and the best s wins.
@@ -128,31 +189,31 @@ RecordedStep FindRecordedStep(const std::vector<int>& rec, const std::vector<int
     ++delta[lo - s0];
     --delta[hi - s0 + 1];
   }
-  int64_t best_s = p, best_count = 0, running = 0;
+  int64_t best_s = p, best_count = 0, running = 0;  // the sweep's best start
   for (int64_t s = s0; s <= p; ++s) {
     running += delta[s - s0];
     if (running > best_count) best_count = running, best_s = s;
   }
-  RecordedStep best{p, p + 1, 0};
+  RecordedStep step{p, p + 1, 0};
   const int64_t ms = m - (p - best_s);
   for (auto [i, j] : pairs)
     if (i >= best_s && i < best_s + period && j >= ms && j < ms + period) {
-      best.begin = std::min(best.begin, i);
-      best.end = std::max(best.end, i + 1);
+      step.begin = std::min(step.begin, i);
+      step.end = std::max(step.end, i + 1);
     }
-  best.begin = std::min(best.begin, p);
-  best.end = std::max(best.end, p + 1);
-  best.phase = p - best.begin;
-  auto at = std::lower_bound(a.occurrences.begin(), a.occurrences.end(), m);
-  best.occurrence = at != a.occurrences.end() && *at == m ? static_cast<size_t>(at - a.occurrences.begin()) : mid;
-  return best;
+  step.begin = std::min(step.begin, p);
+  step.end = std::max(step.end, p + 1);
+  step.phase = p - step.begin;
+  step.occurrence = static_cast<size_t>(std::lower_bound(a.occurrences.begin(), a.occurrences.end(), m) -
+                                        a.occurrences.begin());
+  return step;
 }
 
 // Step 3 for one choice of step starts in the measured sequence.
 struct Tiling {
   StepAlignment alignment;
-  int64_t aligned = 0;       // items aligned over all repetitions
-  int64_t best_matched = 0;  // the best window, accepted or not
+  int64_t aligned = 0;  // items aligned over all repetitions
+  double best_of_step = 0, best_of_window = 0;  // the window that holds most of the step, accepted or not
 };
 
 Tiling Tile(const std::vector<int>& rec, const std::vector<int>& mea, const RecordedStep& step,
@@ -179,10 +240,11 @@ Tiling Tile(const std::vector<int>& rec, const std::vector<int>& mea, const Reco
       pairs = CommonPairs(rec, step.begin, step.end, mea, begin, end);
     }
     r.matched = static_cast<int64_t>(pairs.size());
-    t.best_matched = std::max(t.best_matched, r.matched);
-    // Of the step, and of the measured period: a stretch that shares
-    // only the anchor with the recording is no repetition of it.
-    if (static_cast<double>(r.matched) < kMinAligned * static_cast<double>(std::max(len, period))) continue;
+    const double of_step = static_cast<double>(r.matched) / static_cast<double>(len);
+    const double of_window = static_cast<double>(r.matched) / static_cast<double>(end - begin);
+    if (of_step > t.best_of_step) t.best_of_step = of_step, t.best_of_window = of_window;
+    const double missing = static_cast<double>(len - r.matched);
+    if (missing > std::max(1.0, kMaxMissing * static_cast<double>(len)) || of_window < kMinOfWindow) continue;
     // A repetition runs to the next anchor when that follows at once, so that
     // repetitions tile the loop; after the last one, or before a long stretch
     // (a summary, an evaluation), it ends with its last aligned item.
@@ -235,10 +297,10 @@ Result<StepAlignment> AlignSteps(const std::vector<int>& rec, const std::vector<
   if (out.repetitions.empty())
     return MakeError(ErrorCode::kInvalidArgument,
                      fmt::format("the measured pass does not repeat the recorded step ({} {} recorded, {} measured, "
-                                 "repeating every {}; at best {} of a repetition's {} align with the recording, "
-                                 "under {:.0f}%)",
-                                 rec.size(), what, mea.size(), period, best.best_matched, std::max(len, period),
-                                 kMinAligned * 100));
+                                 "repeating every {}: at best a stretch holds {:.0f}% of the step's {} (a repetition "
+                                 "lacks at most one or {:.0f}%), and the step {:.0f}% of the stretch ({:.0f}%))",
+                                 rec.size(), what, mea.size(), period, best.best_of_step * 100, len,
+                                 kMaxMissing * 100, best.best_of_window * 100, kMinOfWindow * 100));
   return std::move(out);
 }
 

@@ -4,21 +4,15 @@
 
 namespace magneton::capture {
 
-bool Dataflow::Same(const ValueKey& key, int64_t row) const {
-  const Tensor& t = tensors_[row];
-  return t.offset == key.offset && t.version == key.version && t.device == key.device && t.dtype == key.dtype &&
-         t.shape == key.shape && t.strides == key.strides;
-}
-
-int64_t Dataflow::Find(const StorageValues& s, const ValueKey& key) const {
-  for (auto it = s.rows.rbegin(); it != s.rows.rend(); ++it)
-    if (Same(key, *it)) return *it;
+int64_t Dataflow::Find(const StorageValues& s, const ValueKey& key) {
+  for (auto it = s.values.rbegin(); it != s.values.rend(); ++it)
+    if (it->second == key) return it->first;
   return kNone;
 }
 
 int64_t Dataflow::NewRow(const ValueKey& key, int64_t producer) {
   Tensor t;
-  t.id = static_cast<int64_t>(tensors_.size());
+  t.id = rows();
   t.storage = key.storage;
   t.offset = key.offset;
   t.version = key.version;
@@ -26,15 +20,15 @@ int64_t Dataflow::NewRow(const ValueKey& key, int64_t producer) {
   t.strides = key.strides;
   t.dtype = key.dtype;
   t.device = key.device;
-  tensors_.push_back(std::move(t));
-  producer_.push_back(producer);
-  const int64_t row = tensors_.back().id;
+  rows_.push_back(std::move(t));
+  if (producer == kNone) ++graph_inputs_;
+  const int64_t row = rows() - 1;
   // This row now stands for its value: replace an older row of the same value.
-  auto& rows = storages_[key.storage].rows;
-  auto same = std::find_if(rows.begin(), rows.end(), [&](int64_t r) { return Same(key, r); });
-  if (same != rows.end()) rows.erase(same);
-  if (rows.size() >= kMaxValuesPerStorage) rows.erase(rows.begin());
-  rows.push_back(row);
+  auto& values = storages_[key.storage].values;
+  auto same = std::find_if(values.begin(), values.end(), [&](const auto& v) { return v.second == key; });
+  if (same != values.end()) values.erase(same);
+  if (values.size() >= kMaxValuesPerStorage) values.erase(values.begin());
+  values.emplace_back(row, key);
   return row;
 }
 
@@ -65,6 +59,16 @@ int64_t Dataflow::Output(const ValueKey& key, int64_t producer, bool writes) {
 int64_t Dataflow::Latest(const ValueKey& key) const {
   auto s = storages_.find(key.storage);
   return s == storages_.end() ? kNone : Find(s->second, key);
+}
+
+std::vector<Tensor> Dataflow::TakeRows(int64_t up_to) {
+  std::vector<Tensor> out;
+  while (taken_ < up_to && !rows_.empty()) {
+    out.push_back(std::move(rows_.front()));
+    rows_.pop_front();
+    ++taken_;
+  }
+  return out;
 }
 
 }  // namespace magneton::capture

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -37,9 +38,12 @@ struct ValueKey {
   bool operator==(const ValueKey&) const = default;
 };
 
-// Owns the Tensor rows of a recording. Not thread-safe: the recorder
-// serializes calls under its lock, which also fixes the program order that
-// "latest producer" refers to.
+// Owns the Tensor rows of a recording until they are taken for the run
+// store (TakeRows): a long recording keeps only the rows not yet written and,
+// per live storage, the keys of its latest values, so memory is bounded by
+// live tensors, not by history. Not thread-safe: the recorder serializes
+// calls under its lock, which also fixes the program order that "latest
+// producer" refers to.
 class Dataflow {
  public:
   struct InputRow {
@@ -60,34 +64,38 @@ class Dataflow {
 
   // The row that currently stands for this value, or kNone.
   int64_t Latest(const ValueKey& key) const;
-  int64_t Producer(int64_t tensor) const { return producer_[tensor]; }
   // The storage was freed: no later op can read its values, so its lookup
-  // state goes (the rows stay). Keeps memory bounded by live storages.
+  // state goes. Keeps memory bounded by live storages.
   void ForgetStorage(int64_t storage) { storages_.erase(storage); }
   size_t live_storages() const { return storages_.size(); }
 
-  std::vector<Tensor>& tensors() { return tensors_; }
-  const std::vector<Tensor>& tensors() const { return tensors_; }
+  // A row not yet taken (its fingerprint is set through it).
+  Tensor& row(int64_t id) { return rows_[static_cast<size_t>(id - taken_)]; }
+  int64_t rows() const { return taken_ + static_cast<int64_t>(rows_.size()); }  // rows made so far
+  int64_t taken() const { return taken_; }
+  // Hands over rows [taken(), up_to) for writing; they leave memory.
+  std::vector<Tensor> TakeRows(int64_t up_to);
+
   int64_t aliased_inputs() const { return aliased_inputs_; }
+  int64_t graph_inputs() const { return graph_inputs_; }
 
  private:
-  // Per storage: the latest row of each distinct value seen on it (views of
-  // one storage are few; the oldest go beyond kMaxValuesPerStorage) and the
-  // op that last wrote it.
+  // Per storage: the latest row of each distinct value seen on it, with its
+  // key (views of one storage are few; the oldest go beyond
+  // kMaxValuesPerStorage), and the op that last wrote it.
   struct StorageValues {
-    std::vector<int64_t> rows;
+    std::vector<std::pair<int64_t, ValueKey>> values;
     int64_t last_writer = kNone;
   };
   static constexpr size_t kMaxValuesPerStorage = 64;
 
   int64_t NewRow(const ValueKey& key, int64_t producer);
-  bool Same(const ValueKey& key, int64_t row) const;
-  int64_t Find(const StorageValues& s, const ValueKey& key) const;
+  static int64_t Find(const StorageValues& s, const ValueKey& key);
 
-  std::vector<Tensor> tensors_;
-  std::vector<int64_t> producer_;  // per tensor row: op id or kNone
+  std::deque<Tensor> rows_;  // rows [taken_, rows())
+  int64_t taken_ = 0;
   std::unordered_map<int64_t, StorageValues> storages_;
-  int64_t aliased_inputs_ = 0;
+  int64_t aliased_inputs_ = 0, graph_inputs_ = 0;
 };
 
 }  // namespace magneton::capture

@@ -11,6 +11,7 @@ namespace {
 class NoEnergy : public EnergyCapture {
  public:
   int64_t series_count() const override { return 0; }
+  Status Drain(RunWriter*) override { return Status::Ok(); }
   Status Stop(RunWriter*) override { return Status::Ok(); }
 };
 
@@ -18,6 +19,7 @@ class NoEnergy : public EnergyCapture {
 class SampledEnergy : public EnergyCapture {
  public:
   int64_t series_count() const override { return series_; }
+  Status Drain(RunWriter* writer) override { return buffer_.Drain(writer); }
   Status Stop(RunWriter* writer) override {
     for (auto& s : samplers_) s->Stop();
     samplers_.clear();

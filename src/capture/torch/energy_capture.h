@@ -24,7 +24,9 @@ class EnergyCapture {
                                                       std::vector<Device>* devices, std::vector<Stat>* problems);
   virtual ~EnergyCapture() = default;
   virtual int64_t series_count() const = 0;
-  // Stops sampling and writes the readings; call from the writer's thread.
+  // Writes the readings taken so far (the writer's user must hold its lock).
+  virtual Status Drain(RunWriter* writer) = 0;
+  // Stops sampling and writes the rest.
   virtual Status Stop(RunWriter* writer) = 0;
 };
 

@@ -131,10 +131,12 @@ std::string HostName() {
   return gethostname(buf, sizeof(buf) - 1) == 0 ? std::string(buf) : std::string();
 }
 
-// The writer the CUPTI tracer writes through. It holds kernels back until the
-// recorder has linked each one from its jit op to the equation it computes
-// (python/magneton/jax/kernels.py), and counts the tracer's ranges so the
-// named-scope ranges can follow them in the same table.
+// The writer the CUPTI tracer writes through, shared with the session's own
+// writes (one lock). It writes kernels at once, each linked to the top-level
+// op whose id was pushed around its launch, and remembers them, so that the
+// recorder can relink each one from its jit op to the equation it computes
+// (python/magneton/jax/kernels.py) when the recording ends; and it counts
+// the tracer's ranges so the named-scope ranges can follow them in the same table.
 class KernelHoldingWriter : public RunWriter {
  public:
   explicit KernelHoldingWriter(RunWriter* target) : w_(target) {}
@@ -144,9 +146,10 @@ class KernelHoldingWriter : public RunWriter {
   Status Add(const Op& op) override { return Locked([&] { return w_->Add(op); }); }
   Status Add(const Tensor& t) override { return Locked([&] { return w_->Add(t); }); }
   Status Add(const Kernel& k) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    held_.push_back(k);
-    return Status::Ok();
+    return Locked([&] {
+      seen_.push_back(Seen{k.id, k.name, k.op, k.start_ns, k.end_ns, k.device, k.stream});
+      return w_->Add(k);
+    });
   }
   Status Add(const Transfer& t) override { return Locked([&] { return w_->Add(t); }); }
   Status Add(const ApiCall& a) override { return Locked([&] { return w_->Add(a); }); }
@@ -168,29 +171,37 @@ class KernelHoldingWriter : public RunWriter {
     return Locked([&] { return w_->SetConfig(k, v); });
   }
   Status LinkKernel(int64_t kernel_id, int64_t op_id) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto& k : held_)
-      if (k.id == kernel_id) {
-        k.op = op_id;
-        return Status::Ok();
-      }
-    return w_->LinkKernel(kernel_id, op_id);
+    return Locked([&] {
+      if (kernel_id >= 0 && kernel_id < static_cast<int64_t>(seen_.size())) seen_[kernel_id].op = op_id;
+      return w_->LinkKernel(kernel_id, op_id);
+    });
   }
   Status LinkTransfer(int64_t id, int64_t op_id) override { return Locked([&] { return w_->LinkTransfer(id, op_id); }); }
   Status Flush() override { return Locked([&] { return w_->Flush(); }); }
   Status Close() override { return Status::Ok(); }  // the session closes the real writer
 
-  const std::vector<Kernel>& held() const { return held_; }
-  int64_t ranges() const { return ranges_; }
-  // Writes the held kernels in their order, with `ops[i]` as kernel i's op where given (>= -1).
-  void Release(const std::vector<int64_t>& ops, FirstError* e) {
+  // What the relinking needs of a kernel (the rest of its row is in the file).
+  struct Seen {
+    int64_t id = 0;
+    std::string name;
+    int64_t op = kNone;
+    int64_t start_ns = 0, end_ns = 0;
+    int32_t device = 0;
+    int64_t stream = 0;
+  };
+  std::vector<Seen> seen() {
     std::lock_guard<std::mutex> lock(mu_);
-    for (size_t i = 0; i < held_.size(); ++i) {
-      Kernel k = held_[i];
-      if (i < ops.size() && ops[i] >= kNone) k.op = ops[i];
-      e->Keep(w_->Add(k));
-    }
-    held_.clear();
+    return seen_;
+  }
+  int64_t ranges() const { return ranges_; }
+  // Relinks kernel i to `ops[i]` where given (>= -1) and different from its op now.
+  void Relink(const std::vector<int64_t>& ops, FirstError* e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = 0; i < seen_.size() && i < ops.size(); ++i)
+      if (ops[i] >= kNone && ops[i] != seen_[i].op) {
+        seen_[i].op = ops[i];
+        e->Keep(w_->LinkKernel(seen_[i].id, ops[i]));
+      }
   }
 
  private:
@@ -202,7 +213,7 @@ class KernelHoldingWriter : public RunWriter {
 
   RunWriter* w_;
   std::mutex mu_;
-  std::vector<Kernel> held_;
+  std::vector<Seen> seen_;  // by kernel id
   int64_t ranges_ = 0;
 };
 
@@ -258,8 +269,8 @@ class JaxSession {
     if (kernels_) kernels_->Pop();
   }
 
-  // Ends kernel tracing; returns the kernels seen (held, not yet written) as
-  // {"id", "name", "op", "start_ns", "end_ns", "device", "stream"}, in id order.
+  // Ends kernel tracing; returns the kernels seen (written, linked to their
+  // top-level op) as {"id", "name", "op", "start_ns", "end_ns", "device", "stream"}, in id order.
   py::list StopTracing() {
     FirstError e;
     if (kernels_) {
@@ -270,7 +281,7 @@ class JaxSession {
     }
     if (!e.first.ok()) stats_.push_back(Stat{"kernel_flush_failed", "data_loss", 1, e.first.message()});
     py::list out;
-    for (const auto& k : holding_->held()) {
+    for (const auto& k : holding_->seen()) {
       py::dict d;
       d["id"] = k.id;
       d["name"] = k.name;
@@ -284,13 +295,29 @@ class JaxSession {
     return out;
   }
 
-  // Writes the kernels (kernel i linked to kernel_ops[i] where given), the
-  // rows ({"frames", "stacks", "tensors", "ops", "ranges", "stats", "config",
-  // "extra", "start_ns"}), the energy series and the run info; closes the file.
+  // Writes rows at once ({"frames", "stacks", "tensors", "ops", "config",
+  // "extra"}: what one execution of the measured pass made, or what the
+  // recording knows before it) and the sensor readings so far, so that a
+  // killed recording keeps them.
+  void Write(const py::dict& rows) {
+    if (!writer_) throw py::value_error("JAX recording already stopped");
+    FirstError e;
+    WriteRows(rows, &e);
+    if (rows.contains("extra")) {
+      for (auto [k, v] : rows["extra"].cast<py::dict>()) info_.extra[k.cast<std::string>()] = v.cast<std::string>();
+      e.Keep(holding_->SetInfo(info_));
+    }
+    e.Keep(energy_->Drain(holding_.get()));
+    ThrowIf(e.first);
+  }
+
+  // Relinks the kernels (kernel i to kernel_ops[i] where given), writes the
+  // rest of the rows ({"frames", "stacks", "tensors", "ops", "ranges", "stats",
+  // "config", "extra", "start_ns"}), the energy series and the run info; closes the file.
   py::dict Stop(const py::dict& rows, int64_t end_ns, const std::vector<int64_t>& kernel_ops) {
     if (!writer_) throw py::value_error("JAX recording already stopped");
     StopTracing();
-    const int64_t kernels = static_cast<int64_t>(holding_->held().size());
+    const int64_t kernels = static_cast<int64_t>(holding_->seen().size());
     Finish(rows, end_ns, kernel_ops);
     py::dict summary;
     summary["kernel_tracer"] = traced_;
@@ -314,35 +341,44 @@ class JaxSession {
     return dev.id;
   }
 
-  void Finish(const py::dict& rows, int64_t end_ns, const std::vector<int64_t>& kernel_ops) {
-    FirstError e;
-    RunWriter& w = *writer_;
-    if (kernels_) {
-      py::gil_scoped_release release;
-      e.Keep(kernels_->Stop());
-      kernels_.reset();
-    }
-    holding_->Release(kernel_ops, &e);
+  void WriteRows(const py::dict& rows, FirstError* e) {
+    RunWriter& w = *holding_;
     auto each = [&](const char* key, auto convert) {
       if (!rows.contains(key)) return;
-      for (auto item : rows[key].cast<py::list>()) e.Keep(w.Add(convert(item.cast<py::dict>())));
+      for (auto item : rows[key].cast<py::list>()) e->Keep(w.Add(convert(item.cast<py::dict>())));
     };
     each("frames", ToFrame);
     if (rows.contains("stacks"))
       for (auto item : rows["stacks"].cast<py::list>()) {
         py::dict d = item.cast<py::dict>();
-        e.Keep(w.Add(Stack{d["id"].cast<int64_t>(), d["frames"].cast<std::vector<int64_t>>()}));
+        e->Keep(w.Add(Stack{d["id"].cast<int64_t>(), d["frames"].cast<std::vector<int64_t>>()}));
       }
     each("tensors", ToTensor);
     each("ops", ToOp);
+    if (rows.contains("config"))
+      for (auto [k, v] : rows["config"].cast<py::dict>())
+        e->Keep(w.SetConfig(k.cast<std::string>(), v.cast<std::string>()));
+  }
+
+  void Finish(const py::dict& rows, int64_t end_ns, const std::vector<int64_t>& kernel_ops) {
+    FirstError e;
+    if (kernels_) {
+      py::gil_scoped_release release;
+      e.Keep(kernels_->Stop());
+      kernels_.reset();
+    }
+    holding_->Relink(kernel_ops, &e);
+    WriteRows(rows, &e);
+    RunWriter& w = *writer_;
     // Named scopes follow the tracer's NVTX ranges in the same table.
     const int64_t offset = holding_->ranges();
-    each("ranges", [&](const py::dict& d) {
-      Range r = ToRange(d);
-      r.id += offset;
-      if (r.parent != kNone) r.parent += offset;
-      return r;
-    });
+    if (rows.contains("ranges"))
+      for (auto item : rows["ranges"].cast<py::list>()) {
+        Range r = ToRange(item.cast<py::dict>());
+        r.id += offset;
+        if (r.parent != kNone) r.parent += offset;
+        e.Keep(w.Add(r));
+      }
     if (rows.contains("stats"))
       for (auto item : rows["stats"].cast<py::list>()) {
         py::dict d = item.cast<py::dict>();
@@ -350,8 +386,6 @@ class JaxSession {
                               d["value"].cast<int64_t>(), d["description"].cast<std::string>()});
       }
     for (const auto& s : stats_) e.Keep(w.Add(s));
-    if (rows.contains("config"))
-      for (auto [k, v] : rows["config"].cast<py::dict>()) e.Keep(w.SetConfig(k.cast<std::string>(), v.cast<std::string>()));
     energy_series_ = energy_->series_count();
     e.Keep(energy_->Stop(&w));
     RunInfo info = info_;
@@ -396,8 +430,10 @@ PYBIND11_MODULE(_jax, m) {
       .def("push", &JaxSession::Push, "Kernels launched until pop() belong to this op id.")
       .def("pop", &JaxSession::Pop)
       .def("stop_tracing", &JaxSession::StopTracing,
-           "Ends kernel tracing; returns the kernels seen, not yet written.")
+           "Ends kernel tracing; returns the kernels seen (written, linked to their top-level op).")
+      .def("write", &JaxSession::Write, py::arg("rows"),
+           "Writes rows now (frames, stacks, tensors, ops, config, extra) and the readings so far.")
       .def("stop", &JaxSession::Stop, py::arg("rows"), py::arg("end_ns"),
            py::arg("kernel_ops") = std::vector<int64_t>{},
-           "Writes the kernels (relinked by kernel_ops), the rows and the energy series; closes the run file.");
+           "Relinks the kernels (kernel_ops), writes the rest of the rows and the energy series; closes the run file.");
 }

@@ -9,26 +9,28 @@
 namespace magneton::capture {
 
 Status LaunchIndex::Add(const Kernel& k) {
-  kernel_op_[k.id] = k.op;
-  kernel_corr_[k.id] = k.correlation;
+  if (remember_) {
+    kernel_op_[k.id] = k.op;
+    kernel_corr_[k.id] = k.correlation;
+  }
   return inner_->Add(k);
 }
 
 Status LaunchIndex::Add(const ApiCall& a) {
-  launches_.try_emplace(a.correlation, Launch{a.thread, a.start_ns});
+  if (remember_) launches_.try_emplace(a.correlation, Launch{a.thread, a.start_ns});
   return inner_->Add(a);
 }
 
 Status LaunchIndex::LinkKernel(int64_t kernel_id, int64_t op_id) {
-  kernel_op_[kernel_id] = op_id;
+  if (auto it = kernel_op_.find(kernel_id); it != kernel_op_.end()) it->second = op_id;
   return inner_->LinkKernel(kernel_id, op_id);
 }
 
-Result<LaunchIndex::LinkCounts> LaunchIndex::LinkByTime(const std::vector<Op>& ops,
+Result<LaunchIndex::LinkCounts> LaunchIndex::LinkByTime(const std::vector<OpSpan>& ops,
                                                         const std::unordered_map<int64_t, int64_t>& thread_ids) {
   // Ops per thread in start order (ids are in start order already).
   std::unordered_map<int64_t, std::vector<int64_t>> by_thread;
-  for (const auto& op : ops) by_thread[op.thread].push_back(op.id);
+  for (size_t id = 0; id < ops.size(); ++id) by_thread[ops[id].thread].push_back(static_cast<int64_t>(id));
   LinkCounts counts;
   for (auto& [kernel, op] : kernel_op_) {
     ++counts.kernels;
@@ -69,6 +71,7 @@ class CuptiCorrelation : public KernelCorrelation {
   explicit CuptiCorrelation(std::unique_ptr<CuptiTracer> t) : tracer_(std::move(t)) {}
   void Push(uint64_t op_id) override { tracer_->PushExternalId(op_id); }
   void Pop() override { tracer_->PopExternalId(); }
+  void SetEnabled(bool on) override { tracer_->SetEnabled(on); }
   Status Stop() override { return tracer_->Stop(); }
 
  private:

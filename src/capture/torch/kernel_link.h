@@ -21,6 +21,14 @@
 
 namespace magneton::capture {
 
+// What linking by time needs of an op, by op id (the op rows themselves are
+// streamed to the store and leave memory).
+struct OpSpan {
+  int64_t parent = kNone;
+  int64_t thread = 0;
+  int64_t start_ns = 0, end_ns = 0;
+};
+
 // A RunWriter that forwards every row to `inner` and remembers kernels, their
 // op links and the API calls that launched them, for the time-window pass.
 class LaunchIndex : public RunWriter {
@@ -57,10 +65,16 @@ class LaunchIndex : public RunWriter {
     int64_t by_time = 0;         // time window on the launching thread
     int64_t recorder_work = 0;   // the recorder's own kernels (kRecorderWork)
   };
-  // Links kernels that have no op yet; `ops` are the run's ops (ids dense),
+  // Whether kernels and launches are remembered for linking by time: only
+  // while operators are recorded (a long measured pass without them would
+  // pile them up for nothing).
+  void set_remember(bool on) { remember_ = on; }
+
+  // Links kernels that have no op yet; `ops` are the run's ops' spans (by id),
   // `thread_ids` maps CUPTI's thread ids (pthread ids) to the ids ops carry.
   // Call after the tracer stopped.
-  Result<LinkCounts> LinkByTime(const std::vector<Op>& ops, const std::unordered_map<int64_t, int64_t>& thread_ids);
+  Result<LinkCounts> LinkByTime(const std::vector<OpSpan>& ops,
+                                const std::unordered_map<int64_t, int64_t>& thread_ids);
 
  private:
   struct Launch {
@@ -68,6 +82,7 @@ class LaunchIndex : public RunWriter {
     int64_t start_ns = 0;
   };
   RunWriter* inner_;
+  bool remember_ = true;
   std::map<int64_t, int64_t> kernel_op_;                 // kernel id -> op (kNone)
   std::unordered_map<int64_t, int64_t> kernel_corr_;     // kernel id -> correlation
   std::unordered_map<int64_t, Launch> launches_;         // correlation -> API call
@@ -86,6 +101,7 @@ class KernelCorrelation {
   virtual ~KernelCorrelation() = default;
   virtual void Push(uint64_t op_id) = 0;  // on the op's thread, at op start
   virtual void Pop() = 0;                 // same thread, at op end
+  virtual void SetEnabled(bool on) = 0;   // pauses and resumes collection (steps out of a schedule)
   virtual Status Stop() = 0;              // flushes kernels into the writer
 };
 

@@ -66,15 +66,24 @@ FingerprintOptions FingerprintOpts(int quantiles, int singular_values, int64_t m
   return o;
 }
 
+RecordPhase PhaseNamed(const std::string& name) {
+  if (name == "paused") return RecordPhase::kPaused;
+  if (name == "recording") return RecordPhase::kRecording;
+  if (name == "measured") return RecordPhase::kMeasured;
+  throw py::value_error("phase '" + name + "': expected paused, recording or measured");
+}
+
 std::unique_ptr<Recorder> StartRecorder(const std::string& path, bool overwrite, bool fingerprints, bool ops,
-                                        bool stacks, bool kernels, const std::string& energy, const std::string& command,
+                                        const std::string& phase, bool stacks, bool kernels, const std::string& energy,
+                                        const std::string& command,
                                         const std::vector<py::dict>& devices, int quantiles,
                                         int singular_values, int64_t max_numel, int64_t max_side) {
   RecorderOptions o;
   o.path = path;
   o.overwrite = overwrite;
   o.fingerprints = fingerprints;
-  o.ops = ops || fingerprints;  // values need their operators
+  o.ops = ops;  // in the measured phase; the recording phase always records them
+  o.first_phase = PhaseNamed(phase);
   o.stacks = stacks;
   o.kernels = kernels;
   o.energy = energy;
@@ -103,7 +112,7 @@ py::dict LinkKernelsByTime(const std::string& path, const std::vector<std::tuple
                            const std::unordered_map<int64_t, int64_t>& thread_ids) {
   auto writer = Take(RunWriter::Create(path, RunInfo{}, true));
   LaunchIndex index(writer.get());
-  std::vector<Op> rows;
+  std::vector<OpSpan> rows;
   for (const auto& [id, parent, thread, start, end] : ops) {
     Op op;
     op.id = id;
@@ -113,7 +122,7 @@ py::dict LinkKernelsByTime(const std::string& path, const std::vector<std::tuple
     op.end_ns = end;
     op.name = "op" + std::to_string(id);
     if (Status st = writer->Add(op); !st.ok()) Raise(st.error());
-    rows.push_back(op);
+    rows.push_back({parent, thread, start, end});
   }
   int64_t next_call = 0;
   for (const auto& [corr, thread, start] : api_calls) {
@@ -150,12 +159,22 @@ PYBIND11_MODULE(_torch, m) {
 
   py::class_<Recorder>(m, "Recorder")
       .def(py::init(&StartRecorder), py::arg("path"), py::arg("overwrite") = false,
-           py::arg("fingerprints") = false, py::arg("ops") = true, py::arg("stacks") = true, py::arg("kernels") = true,
+           py::arg("fingerprints") = false, py::arg("ops") = true, py::arg("phase") = "measured",
+           py::arg("stacks") = true, py::arg("kernels") = true,
            py::arg("energy") = "none", py::arg("command") = "", py::arg("devices") = std::vector<py::dict>{},
            py::arg("quantiles") = 33, py::arg("singular_values") = 8, py::arg("spectra_max_numel") = 1 << 24,
            py::arg("spectra_max_side") = 4096)
       .def("set_config", &Recorder::SetConfig)
       .def("set_info", &Recorder::SetInfoExtra)
+      .def("rows_held", &Recorder::RowsHeld, "Operator rows in memory, not yet written to the run file.")
+      .def("count_ops", &Recorder::SetOpCounting, py::arg("on"), "Counts operator calls without recording them.")
+      .def_static("counted_ops", &Recorder::CountedOps, "Operator calls counted so far (count_ops).")
+      .def(
+          "set_phase",
+          [](Recorder& r, const std::string& phase) {
+            if (Status st = r.SetPhase(PhaseNamed(phase)); !st.ok()) Raise(st.error());
+          },
+          py::arg("phase"), "paused, recording (fingerprints) or measured: what is recorded until the next switch.")
       .def(
           "stop",
           [](Recorder& r) {

@@ -159,7 +159,7 @@ void FingerprintRows(RecorderState& st, std::vector<std::pair<int64_t, at::Tenso
   std::lock_guard<std::mutex> lock(st.mu);
   for (auto& [row, fp] : done) {
     if (fp.ok()) {
-      st.dataflow.tensors()[row].fingerprint = std::move(fp.value());
+      st.dataflow.row(row).fingerprint = std::move(fp.value());
       ++st.summary.fingerprints;
     } else {
       ++st.summary.fingerprint_failures;
@@ -200,7 +200,8 @@ std::unique_ptr<at::ObserverContext> RecordOpStart(const at::RecordFunction& fn)
   int64_t forward_op = kNone;
   {
     std::lock_guard<std::mutex> lock(st->mu);
-    op.id = static_cast<int64_t>(st->ops.size());
+    const int64_t first_new_tensor = st->dataflow.rows();
+    op.id = st->ops.size();
     op.parent = parent ? parent->op : kNone;
     ctx->schema = SchemaOf(fn, *st);
     if (!ctx->schema) op.name = fn.name();  // dispatcher ops get theirs at Stop
@@ -213,7 +214,10 @@ std::unique_ptr<at::ObserverContext> RecordOpStart(const at::RecordFunction& fn)
       auto it = st->forward_by_seq.find(SeqKey(fn.forwardThreadId(), fn.seqNr()));
       if (it != st->forward_by_seq.end()) op.forward_op = it->second;
       // The engine wraps each node in "autograd::engine::evaluate_function: X".
-      if (parent && st->ops[parent->op].forward_op == kNone) st->ops[parent->op].forward_op = op.forward_op;
+      if (parent) {  // still running, so still held
+        Op& wrapper = st->ops.at(parent->op).op;
+        if (wrapper.forward_op == kNone) wrapper.forward_op = op.forward_op;
+      }
     } else if (in_backward) {
       op.forward_op = parent->forward_op;
     } else if (fn.seqNr() >= 0) {
@@ -229,15 +233,22 @@ std::unique_ptr<at::ObserverContext> RecordOpStart(const at::RecordFunction& fn)
       in.storage = key.storage;
       const Dataflow::InputRow row = st->dataflow.Input(key);
       op.inputs.push_back(row.row);
-      if (row.aliased_writer != kNone) st->ops[row.aliased_writer].outputs.push_back(row.row);
+      if (row.aliased_writer != kNone) {
+        // The writer's row may be written already: the edge is then lost, and counted.
+        if (st->ops.held(row.aliased_writer))
+          st->ops.at(row.aliased_writer).op.outputs.push_back(row.row);
+        else
+          ++st->summary.aliased_inputs_unlinked;
+      }
       if (op.device == kHostDevice) op.device = key.device;
-      if (st->options.fingerprints && (row.graph_input || row.aliased_writer != kNone))
+      if (st->fingerprinting.load(std::memory_order_relaxed) && (row.graph_input || row.aliased_writer != kNone))
         fresh.emplace_back(row.row, in.tensor);
     }
     ctx->id = op.id;
     forward_op = op.forward_op;
-    st->ops.push_back(std::move(op));
-    st->op_info.push_back(ctx->schema);
+    if (st->launches) st->spans.push_back({op.parent, op.thread, op.start_ns, 0});
+    st->open_ops.insert(op.id);
+    st->ops.push({std::move(op), ctx->schema, first_new_tensor});
   }
   if (!fresh.empty()) FingerprintRows(*st, fresh);
   tl_ops.open.push_back({ctx->id, stack, forward_op, in_backward});
@@ -246,6 +257,17 @@ std::unique_ptr<at::ObserverContext> RecordOpStart(const at::RecordFunction& fn)
     ctx->correlated = true;
   }
   return ctx;
+}
+
+// Under state.mu: the op has ended. Null when its row was already written
+// (the recording stopped while it ran).
+Op* CloseOp(RecorderState& st, int64_t id, int64_t end) {
+  st.open_ops.erase(id);
+  if (st.launches && id < static_cast<int64_t>(st.spans.size())) st.spans[id].end_ns = end;
+  if (!st.ops.held(id)) return nullptr;
+  Op& op = st.ops.at(id).op;
+  op.end_ns = end;
+  return &op;
 }
 
 // One tensor an op produced (or wrote in place), on its way to a row.
@@ -291,7 +313,11 @@ void RecordOpEnd(const at::RecordFunction& fn, at::ObserverContext* base) {
       open.erase(open.begin() + static_cast<std::ptrdiff_t>(i));
       break;
     }
-  if (!st.active.load(std::memory_order_relaxed)) return;
+  if (!st.active.load(std::memory_order_relaxed)) {  // paused or stopped: close it, record nothing more
+    std::lock_guard<std::mutex> lock(st.mu);
+    CloseOp(st, ctx->id, end);
+    return;
+  }
 
   c10::SmallVector<OutputValue, 4> outs;
   for (const auto& v : fn.outputs()) ForEachTensor(v, [&](const at::Tensor& t) { outs.emplace_back(t); });
@@ -311,7 +337,8 @@ void RecordOpEnd(const at::RecordFunction& fn, at::ObserverContext* base) {
 
   std::unique_lock<std::mutex> lock(st.mu);
   KeyOutputs(st, outs, viewed, written);
-  if (st.options.fingerprints) {  // the recording pass: compute outside the lock
+  const bool fingerprinting = st.fingerprinting.load(std::memory_order_relaxed);
+  if (fingerprinting) {  // the recording pass: compute outside the lock
     lock.unlock();
     RecorderWorkScope scope(st);
     for (auto& o : outs) {
@@ -321,15 +348,16 @@ void RecordOpEnd(const at::RecordFunction& fn, at::ObserverContext* base) {
     }
     lock.lock();
   }
-  Op& op = st.ops[ctx->id];
-  op.end_ns = end;
+  Op* closed = CloseOp(st, ctx->id, end);
+  if (!closed) return;  // written at stop while it ran
+  Op& op = *closed;
   for (auto& o : outs) {
     if (!o.usable) continue;
     const int64_t row = st.dataflow.Output(o.key, ctx->id, o.writes);
     if (o.fingerprint) {
-      st.dataflow.tensors()[row].fingerprint = std::move(o.fingerprint);
+      st.dataflow.row(row).fingerprint = std::move(o.fingerprint);
       ++st.summary.fingerprints;
-    } else if (st.options.fingerprints) {
+    } else if (fingerprinting) {
       ++st.summary.fingerprint_failures;
     }
     op.outputs.push_back(row);
@@ -390,27 +418,60 @@ void StopRecordingInChild() {
   if (auto st = g_state.load()) st->active.store(false);
 }
 
-Status InstallCallbacks(const std::shared_ptr<RecorderState>& state) {
+Status ClaimRecording(const std::shared_ptr<RecorderState>& state) {
   static const bool fork_handler = pthread_atfork(nullptr, nullptr, &StopRecordingInChild) == 0;
   (void)fork_handler;
   std::shared_ptr<RecorderState> expected;
   if (!g_state.compare_exchange_strong(expected, state))
     return MakeError(ErrorCode::kInvalidArgument,
                      "magneton.record: a recording is already active in this process");
-  state->active.store(true);
-  if (!state->options.ops) return Status::Ok();  // the measured pass: no per-op work at all
-  at::RecordFunctionCallback cb(&OnOpStart, &OnOpEnd);
-  cb.needsInputs(true).needsOutputs(true).scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION});
-  state->callback = at::addGlobalCallback(cb);
   return Status::Ok();
 }
 
-void RemoveCallbacks(const std::shared_ptr<RecorderState>& state) {
-  if (state->callback) at::removeCallback(state->callback);
-  state->callback = 0;
+void ReleaseRecording(const std::shared_ptr<RecorderState>& state) {
+  SetOpCallbacks(*state, false);
+  SetOpCounting(*state, false);
   state->active.store(false);
   std::shared_ptr<RecorderState> expected = state;
   g_state.compare_exchange_strong(expected, nullptr);
+}
+
+namespace {
+
+// Counts operator calls without recording them (RecordOpCounting).
+std::atomic<int64_t> g_counted{0};
+std::unique_ptr<at::ObserverContext> CountOp(const at::RecordFunction&) {
+  g_counted.fetch_add(1, std::memory_order_relaxed);
+  return nullptr;
+}
+
+}  // namespace
+
+void SetOpCounting(RecorderState& state, bool on) {
+  if (on == (state.counting != 0)) return;
+  if (!on) {
+    at::removeCallback(state.counting);
+    state.counting = 0;
+    return;
+  }
+  at::RecordFunctionCallback cb(&CountOp);
+  cb.scopes({at::RecordScope::FUNCTION});
+  state.counting = at::addGlobalCallback(cb);
+}
+
+int64_t CountedOps() { return g_counted.load(std::memory_order_relaxed); }
+
+void SetOpCallbacks(RecorderState& state, bool on) {
+  state.active.store(on);
+  if (on == (state.callback != 0)) return;
+  if (!on) {
+    at::removeCallback(state.callback);
+    state.callback = 0;
+    return;
+  }
+  at::RecordFunctionCallback cb(&OnOpStart, &OnOpEnd);
+  cb.needsInputs(true).needsOutputs(true).scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION});
+  state.callback = at::addGlobalCallback(cb);
 }
 
 }  // namespace magneton::capture

@@ -88,4 +88,22 @@ int64_t PythonStacks::CaptureWithGil() {
   return stacks_.back().id;
 }
 
+void PythonStacks::TakeNew(std::vector<Frame>* frames, std::vector<Stack>* stacks) {
+  std::lock_guard<std::mutex> lock(mu_);
+  frames->insert(frames->end(), frames_.begin() + static_cast<std::ptrdiff_t>(frames_taken_), frames_.end());
+  stacks->insert(stacks->end(), stacks_.begin() + static_cast<std::ptrdiff_t>(stacks_taken_), stacks_.end());
+  frames_taken_ = frames_.size();
+  stacks_taken_ = stacks_.size();
+}
+
+int64_t PythonStacks::frame_count() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int64_t>(frames_.size());
+}
+
+int64_t PythonStacks::stack_count() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int64_t>(stacks_.size());
+}
+
 }  // namespace magneton::capture

@@ -27,9 +27,10 @@ class PythonStacks {
   // called without the recorder's lock held (it may take the GIL).
   int64_t Capture();
 
-  // Rows to write; call after recording stopped.
-  const std::vector<Frame>& frames() const { return frames_; }
-  const std::vector<Stack>& stacks() const { return stacks_; }
+  // The rows made since the last call, to write (they stay for deduplication).
+  void TakeNew(std::vector<Frame>* frames, std::vector<Stack>* stacks);
+  int64_t frame_count();
+  int64_t stack_count();
 
  private:
   int64_t CaptureWithGil();
@@ -54,6 +55,7 @@ class PythonStacks {
   std::unordered_map<std::vector<int64_t>, int64_t, VecHash> stack_ids_;
   std::vector<Frame> frames_;
   std::vector<Stack> stacks_;
+  size_t frames_taken_ = 0, stacks_taken_ = 0;
 };
 
 }  // namespace magneton::capture

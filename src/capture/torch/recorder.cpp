@@ -93,12 +93,10 @@ Result<std::unique_ptr<Recorder>> Recorder::Start(const RecorderOptions& options
   info.magneton_version = MAGNETON_VERSION;
   if (info.host.empty()) info.host = HostName();
 
-  // Refuse a second recording before touching any file. Without ops no
-  // callback is installed: the recording is only claimed.
-  MAGNETON_RETURN_IF_ERROR(InstallCallbacks(st));
-  st->active.store(false);  // nothing is recorded until the writer is ready
+  // Refuse a second recording before touching any file.
+  MAGNETON_RETURN_IF_ERROR(ClaimRecording(st));
   auto fail = [&](Error e) -> Result<std::unique_ptr<Recorder>> {
-    RemoveCallbacks(st);
+    ReleaseRecording(st);
     return e;
   };
   auto writer = RunWriter::Create(options.path, info, options.overwrite);
@@ -118,30 +116,72 @@ Result<std::unique_ptr<Recorder>> Recorder::Start(const RecorderOptions& options
   bool has_gpu = false;
   for (const auto& d : options.devices) has_gpu |= d.kind == "gpu";
   if (options.kernels && has_gpu) StartKernelTracing(*st);
-  st->active.store(true);
-  return std::unique_ptr<Recorder>(new Recorder(std::move(st)));
+  StartFlushing(*st);
+  auto recorder = std::unique_ptr<Recorder>(new Recorder(std::move(st)));
+  Status first = recorder->SetPhase(options.first_phase);
+  if (!first.ok()) return first.error();
+  return recorder;
 }
 
 Recorder::~Recorder() {
   if (!stopped_) (void)Stop();
 }
 
+// Configuration and metadata go to the store at once, so a killed recording keeps them.
 void Recorder::SetConfig(const std::string& key, const std::string& value) {
-  std::lock_guard<std::mutex> lock(state_->mu);
-  state_->config[key] = value;
+  std::lock_guard<std::mutex> lock(state_->writer_mu);
+  Status st = state_->writer->SetConfig(key, value);
+  if (!st.ok()) state_->callback_errors.fetch_add(1);
 }
 
 void Recorder::SetInfoExtra(const std::string& key, const std::string& value) {
+  RunInfo info;
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->info_extra[key] = value;
+    info = state_->options.info;
+    for (const auto& [k, v] : state_->info_extra) info.extra[k] = v;
+  }
+  std::lock_guard<std::mutex> lock(state_->writer_mu);
+  Status st = state_->writer->SetInfo(info);
+  if (!st.ok()) state_->callback_errors.fetch_add(1);
+}
+
+Status Recorder::SetPhase(RecordPhase phase) {
+  RecorderState& st = *state_;
+  if (phase == RecordPhase::kRecording && !st.options.fingerprints)
+    return MakeError(ErrorCode::kInvalidArgument, "a recording pass needs a recorder started with fingerprints");
+  int64_t measured_from = 0;
+  {
+    std::lock_guard<std::mutex> lock(st.mu);
+    if (st.phase == RecordPhase::kRecording && phase == RecordPhase::kMeasured && st.measured_from_ns == 0)
+      measured_from = st.measured_from_ns = MonotonicNs();
+    st.phase = phase;
+  }
+  const bool ops = phase == RecordPhase::kRecording || (phase == RecordPhase::kMeasured && st.options.ops);
+  st.fingerprinting.store(phase == RecordPhase::kRecording);
+  SetOpCallbacks(st, ops);
+  if (st.launches) st.launches->set_remember(ops);
+  if (st.kernels) st.kernels->SetEnabled(phase != RecordPhase::kPaused);
+  if (measured_from) SetInfoExtra("measured_from_ns", std::to_string(measured_from));
+  return Status::Ok();
+}
+
+void Recorder::SetOpCounting(bool on) { capture::SetOpCounting(*state_, on); }
+
+int64_t Recorder::CountedOps() { return capture::CountedOps(); }
+
+int64_t Recorder::RowsHeld() {
   std::lock_guard<std::mutex> lock(state_->mu);
-  state_->info_extra[key] = value;
+  return state_->ops.size() - state_->ops.written();
 }
 
 Result<RecordSummary> Recorder::Stop() {
   if (stopped_) return *stopped_;
   RecorderState& st = *state_;
-  RemoveCallbacks(state_);
+  ReleaseRecording(state_);
+  StopFlushing(st);
   const int64_t end = MonotonicNs();
-  RunWriter& w = *st.writer;
   Status first;
   if (st.kernels) {
     // A tracer that fails to flush loses kernels, not the run: the ops and
@@ -152,7 +192,7 @@ Result<RecordSummary> Recorder::Stop() {
   }
   if (st.launches) {
     std::lock_guard<std::mutex> lock(st.mu);
-    auto linked = st.launches->LinkByTime(st.ops, st.thread_ids);
+    auto linked = st.launches->LinkByTime(st.spans, st.thread_ids);
     if (linked.ok()) {
       st.summary.kernels = linked->kernels;
       st.summary.kernels_by_correlation = linked->by_correlation;
@@ -171,34 +211,23 @@ Result<RecordSummary> Recorder::Stop() {
       st.stats.push_back(Stat{"kernel_linking_failed", "data_loss", 1, linked.error().message});
     }
   }
+  Keep(FlushRows(st, true, end), &first);
 
   std::lock_guard<std::mutex> lock(st.mu);
-  for (size_t i = 0; i < st.ops.size(); ++i) {
-    Op& op = st.ops[i];
-    if (op.end_ns == 0) op.end_ns = end;  // still open when recording stopped
-    if (const OpSchemaInfo* info = st.op_info[i]) {
-      op.name = info->name;
-      op.schema = info->schema;
-    }
-  }
-  WriteAll(w, st.stacks.frames(), &first);
-  WriteAll(w, st.stacks.stacks(), &first);
-  WriteAll(w, st.dataflow.tensors(), &first);
-  WriteAll(w, st.ops, &first);
-  for (const auto& [k, v] : st.config) Keep(w.SetConfig(k, v), &first);
-
   RecordSummary& sum = st.summary;
-  sum.ops = static_cast<int64_t>(st.ops.size());
-  sum.tensors = static_cast<int64_t>(st.dataflow.tensors().size());
-  sum.frames = static_cast<int64_t>(st.stacks.frames().size());
-  sum.stacks = static_cast<int64_t>(st.stacks.stacks().size());
+  sum.ops = st.ops.size();
+  sum.tensors = st.dataflow.rows();
+  sum.frames = st.stacks.frame_count();
+  sum.stacks = st.stacks.stack_count();
   sum.aliased_inputs = st.dataflow.aliased_inputs();
-  sum.graph_inputs = 0;
-  for (int64_t t = 0; t < sum.tensors; ++t) sum.graph_inputs += st.dataflow.Producer(t) == kNone;
+  sum.graph_inputs = st.dataflow.graph_inputs();
   sum.energy_series = st.energy->series_count();
   if (sum.aliased_inputs)
     st.stats.push_back(Stat{"dataflow_aliased_inputs", "info", sum.aliased_inputs,
                             "op inputs that matched no produced value, linked to their storage's last writer"});
+  if (sum.aliased_inputs_unlinked)
+    st.stats.push_back(Stat{"dataflow_aliased_inputs_unlinked", "data_loss", sum.aliased_inputs_unlinked,
+                            "aliased inputs whose writer was already written to the store: the edge is missing"});
   if (sum.fingerprint_failures)
     st.stats.push_back(Stat{"fingerprint_failures", "info", sum.fingerprint_failures,
                             "tensors whose fingerprint could not be computed (complex, sparse, ...)"});
@@ -208,6 +237,8 @@ Result<RecordSummary> Recorder::Stop() {
   if (int64_t errors = st.callback_errors.load())
     st.stats.push_back(Stat{"recorder_callback_errors", "data_loss", errors,
                             "op callbacks that failed and left their op incomplete (a recorder bug)"});
+  std::lock_guard<std::mutex> writer(st.writer_mu);
+  RunWriter& w = *st.writer;
   WriteAll(w, st.stats, &first);
   Keep(st.energy->Stop(&w), &first);
 

@@ -1,8 +1,9 @@
 // The torch recorder: RecordFunction callbacks that turn every ATen operator
 // call (forward and autograd backward) into Op rows with dataflow edges,
-// optional fingerprints, Python stacks and kernel links. Rows are buffered in
-// memory while the workload runs and written to the run store on Stop, so
-// the measured pass pays no I/O.
+// optional fingerprints, Python stacks and kernel links. Rows go to the run
+// store as they complete, from a thread of the recorder's own (row_stream.cpp),
+// so memory is bounded by what is still running and a killed recording keeps
+// all but about its last second.
 #pragma once
 
 #include <atomic>
@@ -22,6 +23,13 @@
 
 namespace magneton::capture {
 
+// What a recording does until the next switch (a step schedule switches at
+// step boundaries, docs/recording.md "Steps"): nothing but the samplers; the
+// recording pass (operators, fingerprints, kernels linked to them); the
+// measured pass (kernels, copies and API calls, and operators only with
+// RecorderOptions::ops, which a machine without kernel tracing needs).
+enum class RecordPhase { kPaused, kRecording, kMeasured };
+
 struct RecorderOptions {
   std::string path;
   bool overwrite = false;
@@ -30,6 +38,7 @@ struct RecorderOptions {
   // pass as the program runs, with kernels, copies and API calls from CUPTI
   // and no per-operator work at all (docs/recording.md).
   bool ops = true;
+  RecordPhase first_phase = RecordPhase::kMeasured;  // kRecording when fingerprints, unless kPaused
   bool stacks = true;          // Python stacks of top-level ops
   bool kernels = true;         // CUPTI tracer in-process, when this build has it; in a recording pass
                                // the fingerprints' own kernels are marked kRecorderWork
@@ -45,6 +54,7 @@ struct RecordSummary {
   int64_t ops = 0, tensors = 0, frames = 0, stacks = 0;
   int64_t graph_inputs = 0;          // tensors read before any recorded op wrote them
   int64_t aliased_inputs = 0;        // inputs matching no produced value, linked to their storage's last writer
+  int64_t aliased_inputs_unlinked = 0;  // ...whose writer's row was already written: the edge is lost
   int64_t fingerprints = 0, fingerprint_failures = 0;
   int64_t skipped_tensors = 0;       // tensors with no usable layout (nested, symbolic)
   bool kernel_tracer = false;        // CUPTI external correlation was active
@@ -64,10 +74,20 @@ class Recorder {
   static Result<std::unique_ptr<Recorder>> Start(const RecorderOptions& options);
   ~Recorder();  // stops (and writes) if Stop was not called
 
+  // Switches what is recorded, at a step boundary (RecordPhase). The first
+  // switch from the recording pass to the measured one is noted in RunInfo
+  // (extra "measured_from_ns"): the diff splits such a file into its passes.
+  Status SetPhase(RecordPhase phase);
+
   void SetConfig(const std::string& key, const std::string& value);
   void SetInfoExtra(const std::string& key, const std::string& value);
   // Removes the callbacks and writes every buffered row; idempotent.
   Result<RecordSummary> Stop();
+  // Operator rows in memory, not yet written (rows leave memory as they are written).
+  int64_t RowsHeld();
+  // Counting operator calls without recording them, and the count so far.
+  void SetOpCounting(bool on);
+  static int64_t CountedOps();
 
  private:
   explicit Recorder(std::shared_ptr<RecorderState> state) : state_(std::move(state)) {}

@@ -1,15 +1,18 @@
-// Internal state of one recording, shared by the callbacks (op_callbacks.cpp)
-// and the start/stop path (recorder.cpp).
+// Internal state of one recording, shared by the callbacks (op_callbacks.cpp),
+// the row streaming (row_stream.cpp) and the start/stop path (recorder.cpp).
 #pragma once
 
 #include <ATen/core/Tensor.h>
 #include <ATen/record_function.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -28,6 +31,33 @@ struct OpSchemaInfo {
   std::vector<bool> writes;
 };
 
+// Op rows from the first one not yet written: ids [written(), size()).
+// A deque, so rows of the past leave memory and references to the others stay valid.
+class OpRows {
+ public:
+  struct Entry {
+    Op op;                                // name/schema of dispatcher ops filled when written, from:
+    const OpSchemaInfo* info = nullptr;   // its operator, or nullptr (autograd nodes)
+    int64_t first_new_tensor = 0;         // tensor rows made before the op started
+  };
+  int64_t size() const { return written_ + static_cast<int64_t>(rows_.size()); }
+  int64_t written() const { return written_; }
+  bool held(int64_t id) const { return id >= written_ && id < size(); }
+  Entry& at(int64_t id) { return rows_[static_cast<size_t>(id - written_)]; }
+  void push(Entry e) { rows_.push_back(std::move(e)); }
+  Entry take() {
+    Entry e = std::move(rows_.front());
+    rows_.pop_front();
+    ++written_;
+    return e;
+  }
+  bool empty() const { return rows_.empty(); }
+
+ private:
+  std::deque<Entry> rows_;
+  int64_t written_ = 0;
+};
+
 class RecorderState {
  public:
   explicit RecorderState(RecorderOptions o) : options(std::move(o)) {}
@@ -38,9 +68,19 @@ class RecorderState {
   std::unique_ptr<LaunchIndex> launches;  // the tracer writes through it
   std::unique_ptr<KernelCorrelation> kernels;
   std::unique_ptr<EnergyCapture> energy;
-  std::atomic<bool> active{false};
+  std::atomic<bool> active{false};         // the op callbacks record
+  std::atomic<bool> fingerprinting{false};  // ...and fingerprint (the recording pass)
+  RecordPhase phase = RecordPhase::kPaused;          // under mu
+  int64_t measured_from_ns = 0;                      // when the first measured phase began
+  // The thread that streams complete rows and sensor readings to the store
+  // every kFlushEveryNs (row_stream.cpp), until StopFlushing.
+  std::thread flusher;
+  std::mutex flush_mu;
+  std::condition_variable flush_wake;
+  bool flush_stop = false;
   std::atomic<int64_t> callback_errors{0};  // exceptions caught in callbacks (a recorder bug)
   at::CallbackHandle callback = 0;
+  at::CallbackHandle counting = 0;
 
   PythonStacks stacks;
 
@@ -51,8 +91,9 @@ class RecorderState {
 
   // Everything below is guarded by mu.
   std::mutex mu;
-  std::vector<Op> ops;                       // name/schema of dispatcher ops filled at Stop from:
-  std::vector<const OpSchemaInfo*> op_info;  // per op: its operator, or nullptr (autograd nodes)
+  OpRows ops;                   // the rows not yet written (row_stream.cpp)
+  std::set<int64_t> open_ops;   // started, not yet ended
+  std::vector<OpSpan> spans;    // every op's span, for linking kernels by time (only with `launches`)
   Dataflow dataflow;
   std::unordered_map<uint64_t, int64_t> forward_by_seq;  // SeqKey(thread, sequence nr) -> op
   std::deque<OpSchemaInfo> schema_store;                   // stable addresses
@@ -70,7 +111,6 @@ class RecorderState {
   std::unordered_map<const c10::StorageImpl*, StorageEntry> storage_ids;
   int64_t next_storage = 0;
   size_t sweep_at = 4096;
-  std::map<std::string, std::string> config;
   std::map<std::string, std::string> info_extra;
   std::vector<Stat> stats;
   RecordSummary summary;
@@ -87,13 +127,31 @@ class RecorderState {
   Status AddKnownDevices();
 };
 
+// Writes the rows that are complete (every op up to the first one still
+// running whose tensors are written too; the tensors no running op may still
+// fingerprint) and the sensor readings so far, and frees them; `all`:
+// everything, at stop. Takes mu, then writer_mu, never both at once. The
+// flusher thread calls it every kFlushEveryNs, so a killed recording loses
+// about a second (the store commits every second).
+inline constexpr int64_t kFlushEveryNs = 250'000'000;
+Status FlushRows(RecorderState& st, bool all, int64_t stop_ns = 0);
+void StartFlushing(RecorderState& st);
+void StopFlushing(RecorderState& st);
+
 inline uint64_t SeqKey(uint64_t thread, int64_t sequence) {
   return (thread << 40) ^ static_cast<uint64_t>(sequence);
 }
 
-// Claims the process's one recording for `state` and, with options.ops,
-// installs the global RecordFunction callbacks; RemoveCallbacks undoes both.
-Status InstallCallbacks(const std::shared_ptr<RecorderState>& state);
-void RemoveCallbacks(const std::shared_ptr<RecorderState>& state);
+// Claims the process's one recording for `state` (a second one fails);
+// ReleaseRecording removes the callbacks and gives the claim back.
+Status ClaimRecording(const std::shared_ptr<RecorderState>& state);
+void ReleaseRecording(const std::shared_ptr<RecorderState>& state);
+// Installs or removes the global RecordFunction callbacks of a claimed
+// recording (per phase: a measured pass without operators has none at all).
+void SetOpCallbacks(RecorderState& state, bool on);
+// A callback that only counts operator calls (no inputs, nothing recorded):
+// how a whole script's loop is told from its set-up (python/magneton/script_steps.py).
+void SetOpCounting(RecorderState& state, bool on);
+int64_t CountedOps();  // operator calls counted in this process so far
 
 }  // namespace magneton::capture

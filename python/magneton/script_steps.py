@@ -1,0 +1,116 @@
+"""The steps of an unmodified script (docs/recording.md, "One command"): the
+script's own loops, watched through sys.monitoring's JUMP events on the
+script's code objects only (every other module runs untouched).
+
+A loop's iteration ends where its body jumps back to the loop's head. The
+script's step loop is the first loop whose iteration runs at least
+MIN_OPS_PER_STEP operator calls (counted by the recorder without recording
+them): a loop building a dataset or a list comprehension does a few per
+iteration, a training or inference loop hundreds. Nested loops that both
+qualify: the inner one ends an iteration first and is chosen (batches, not
+epochs; but also a loop over layers written in the script itself), so the
+caller can name the loop's line instead. Its first two iterations are
+warm-up (autotuning, lazy initialization, the allocator settling); each of
+its later iterations is one step.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Callable, Optional
+
+MIN_OPS_PER_STEP = 10
+
+
+def code_objects(code: types.CodeType) -> list:
+    """`code` and every code object nested in it (functions, classes, lambdas)."""
+    out, todo = [], [code]
+    while todo:
+        c = todo.pop()
+        out.append(c)
+        todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return out
+
+
+class ScriptSteps:
+    """Calls `on_step()` at the end of each iteration of the script's step
+    loop, from the end of its second iteration on (the first call marks the
+    end of the warm-up). `counted_ops()` is the recorder's operator count."""
+
+    def __init__(self, code: types.CodeType, counted_ops: Callable[[], int], on_step: Callable[[], None],
+                 line: Optional[int] = None):
+        self.codes = code_objects(code)
+        self.line = line                   # only the loop whose head is on this line of the script
+        self.counted_ops = counted_ops
+        self.on_step = on_step
+        self.loop: Optional[tuple] = None  # (code, loop head) of the step loop once found
+        self.iterations = 0                # of the step loop, since it was found
+        self._ended: dict = {}             # loop -> operator count when its last iteration ended
+        self._tool: Optional[int] = None
+
+    def start(self) -> bool:
+        """Starts watching; False when no sys.monitoring tool id is free (or Python < 3.12)."""
+        mon = getattr(sys, "monitoring", None)
+        if mon is None:
+            return False
+        for tool in range(mon.PROFILER_ID, 6):
+            try:
+                mon.use_tool_id(tool, "magneton")
+            except ValueError:
+                continue
+            self._tool = tool
+            break
+        if self._tool is None:
+            return False
+        mon.register_callback(self._tool, mon.events.JUMP, self._jump)
+        for c in self.codes:
+            mon.set_local_events(self._tool, c, mon.events.JUMP)
+        return True
+
+    def stop(self) -> None:
+        mon = getattr(sys, "monitoring", None)
+        if mon is None or self._tool is None:
+            return
+        for c in self.codes:
+            mon.set_local_events(self._tool, c, 0)
+        mon.register_callback(self._tool, mon.events.JUMP, None)
+        mon.free_tool_id(self._tool)
+        self._tool = None
+
+    def _jump(self, code, offset, destination):
+        if destination >= offset:  # forward: not the end of an iteration
+            return None
+        loop = (code, destination)
+        if self.loop is not None:
+            if loop == self.loop:
+                self.iterations += 1
+                self.on_step()
+            return None
+        if self.line is not None and _line_of(code, destination) != self.line:
+            return None
+        now = self.counted_ops()
+        before = self._ended.get(loop)
+        self._ended[loop] = now
+        # The second iteration ending is the first whose operators are all counted.
+        enough = self.line is not None or (before is not None and now - before >= MIN_OPS_PER_STEP)
+        if before is not None and enough:
+            self.loop = loop
+            self.iterations = 2
+            mon = sys.monitoring
+            for c in self.codes:  # from now on only the step loop's code object matters
+                if c is not code:
+                    mon.set_local_events(self._tool, c, 0)
+            self.on_step()
+        return None
+
+    def describe(self) -> str:
+        if self.loop is None:
+            return "no loop"
+        code, head = self.loop
+        return f"the loop at {code.co_filename}:{_line_of(code, head)} ({code.co_name})"
+
+
+def _line_of(code: types.CodeType, offset: int) -> int:
+    return next((ln for start, end, ln in code.co_lines() if start <= offset < end and ln is not None),
+                code.co_firstlineno)

@@ -1,0 +1,74 @@
+#include "analysis/diff/pass_split.h"
+
+#include <cstdlib>
+#include <unordered_map>
+
+namespace magneton::analysis {
+
+namespace {
+
+// Keeps the rows `keep` selects, numbered densely again; returns old id -> new id.
+template <class T, class Keep>
+std::unordered_map<int64_t, int64_t> Select(std::vector<T>& rows, Keep keep) {
+  std::unordered_map<int64_t, int64_t> ids;
+  std::vector<T> kept;
+  for (auto& r : rows)
+    if (keep(r)) {
+      ids.emplace(r.id, static_cast<int64_t>(kept.size()));
+      r.id = static_cast<int64_t>(kept.size());
+      kept.push_back(std::move(r));
+    }
+  rows = std::move(kept);
+  return ids;
+}
+
+int64_t Mapped(const std::unordered_map<int64_t, int64_t>& ids, int64_t id) {
+  if (id < 0) return id;  // kNone, kRecorderWork
+  auto it = ids.find(id);
+  return it == ids.end() ? kNone : it->second;
+}
+
+// One pass: what started in [from, to); ops and their device work keep their links.
+Run Pass(const Run& run, int64_t from, int64_t to) {
+  Run p = run;
+  auto in = [&](int64_t t) { return t >= from && t < to; };
+  auto ops = Select(p.ops, [&](const Op& o) { return in(o.start_ns); });
+  for (auto& o : p.ops) {
+    o.parent = Mapped(ops, o.parent);
+    o.forward_op = Mapped(ops, o.forward_op);
+  }
+  Select(p.kernels, [&](const Kernel& k) { return in(k.start_ns); });
+  for (auto& k : p.kernels) k.op = Mapped(ops, k.op);
+  Select(p.transfers, [&](const Transfer& t) { return in(t.start_ns); });
+  for (auto& t : p.transfers) t.op = Mapped(ops, t.op);
+  Select(p.api_calls, [&](const ApiCall& a) { return in(a.start_ns); });
+  auto ranges = Select(p.ranges, [&](const Range& r) { return in(r.start_ns); });
+  for (auto& r : p.ranges) r.parent = Mapped(ranges, r.parent);
+  p.replays.clear();  // measured on the recorded ops; kept with the recording pass below
+  p.info.start_ns = from;
+  p.info.end_ns = to;
+  return p;
+}
+
+}  // namespace
+
+std::optional<SplitPasses> SplitAtMeasuredPass(const Run& run) {
+  auto it = run.info.extra.find("measured_from_ns");
+  if (it == run.info.extra.end()) return std::nullopt;
+  char* end = nullptr;
+  const long long at = std::strtoll(it->second.c_str(), &end, 10);
+  if (!end || *end != '\0' || at <= run.info.start_ns) return std::nullopt;
+  const int64_t stop = run.info.end_ns > at ? run.info.end_ns : INT64_MAX;
+  SplitPasses s{Pass(run, INT64_MIN, at), Pass(run, at, stop)};
+  s.recorded.info.start_ns = run.info.start_ns;
+  s.recorded.replays = run.replays;
+  s.recorded.info.extra["fingerprints"] = "true";
+  s.measured.info.extra["fingerprints"] = "false";
+  s.measured.info.extra["pass"] = "measured";
+  s.recorded.info.extra["pass"] = "recording";
+  s.recorded.info.extra.erase("measured_from_ns");
+  s.measured.info.extra.erase("measured_from_ns");
+  return s;
+}
+
+}  // namespace magneton::analysis

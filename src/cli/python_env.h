@@ -1,0 +1,17 @@
+// The Python that `magneton demo` and `magneton doctor` run: $MAGNETON_PYTHON,
+// else python3 (the installed package's `magneton` command sets it to the
+// environment it was installed into: python/magneton/command.py).
+#pragma once
+
+#include <string>
+
+namespace magneton::cli {
+
+std::string ProjectPython();
+
+// In a checkout (the command in build/), puts its python/ first on
+// PYTHONPATH, so that child Pythons import this checkout's magneton next to
+// its built extensions. An installed command leaves PYTHONPATH alone.
+void AddCheckoutToPythonPath();
+
+}  // namespace magneton::cli

@@ -1,0 +1,107 @@
+"""The command-line routes on an ordinary script (set-up, a loop of steps, a
+summary), end to end on the CPU with the real recorder and the real `magneton
+diff` (docs/recording.md, "One command" and "Two passes"): a GELU written out
+against the fused one must come out as the waste, at the script's line."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = os.environ.get("MAGNETON_PYTHON", sys.executable)
+
+SCRIPT = textwrap.dedent("""
+    import argparse, torch
+    p = argparse.ArgumentParser()
+    p.add_argument("--iters", type=int, default=12)
+    p.add_argument("--gelu", default="fused")
+    a = p.parse_args()
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    data = [torch.randn(16, 64) for _ in range(4)]     # a set-up loop: one operator per iteration
+    w1, w2 = torch.randn(64, 256), torch.randn(256, 64)
+
+    def gelu(x):
+        if a.gelu == "fused":
+            return torch.nn.functional.gelu(x, approximate="tanh")
+        return 0.5 * x * (1.0 + torch.tanh(0.7978845608 * (x + 0.044715 * torch.pow(x, 3.0))))
+
+    total = 0.0
+    with torch.no_grad():
+        for i in range(a.iters):                          # the step loop
+            x = gelu(data[i % 4] @ w1) @ w2
+            total += float(x.sum())
+    print(f"summary: {total:.3f}")
+""")
+LOOP_LINE = next(n for n, line in enumerate(SCRIPT.splitlines(), 1) if line.endswith("# the step loop"))
+
+
+def _magneton():
+    binary = Path(os.environ.get("MAGNETON_BUILD", ROOT / "build")) / "magneton"
+    if not binary.is_file():
+        pytest.skip("magneton is not built (set MAGNETON_BUILD)")
+    return str(binary)
+
+
+def _record(tmp: Path, out: str, *options: str, gelu: str, iters: int = 12) -> subprocess.CompletedProcess:
+    script = tmp / "prog.py"
+    script.write_text(SCRIPT)
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    return subprocess.run([PYTHON, "-m", "magneton", "record", "-f", "-v", "-o", str(tmp / out), *options,
+                           str(script), "--gelu", gelu, "--iters", str(iters)],
+                          capture_output=True, text=True, env=env, timeout=600)
+
+
+def _diff(*args: str) -> dict:
+    p = subprocess.run([_magneton(), "diff", *args, "--json"], capture_output=True, text=True, timeout=300)
+    assert p.returncode in (0, 1), p.stderr
+    return json.loads(p.stdout)
+
+
+def _check_gelu_waste(doc: dict) -> None:
+    waste = [f for f in doc["findings"] if f["verdict"] == "waste"]
+    assert waste, [f["label"] for f in doc["findings"]]
+    top = waste[0]
+    assert top["costly"] == "a" and top["evidence_class"] == "operators", top["label"]
+    assert "aten::gelu" in top["label"] and "aten::tanh" in json.dumps(top["evidence"])
+    assert "prog.py" in top["label"]
+
+
+def test_one_command_per_side_gives_both_passes(tmp_path):
+    for gelu, out in (("tanh", "a.mgt"), ("fused", "b.mgt")):
+        p = _record(tmp_path, out, gelu=gelu)
+        assert p.returncode == 0, p.stderr
+        assert "summary:" in p.stdout  # the script's own output and exit code are untouched
+        assert f"prog.py:{LOOP_LINE}" in p.stderr, p.stderr  # -v names the loop it took for the steps
+    doc = _diff(str(tmp_path / "a.mgt"), str(tmp_path / "b.mgt"))
+    assert any("holds both passes" in n for n in doc["notes"]), doc["notes"]
+    # 12 iterations: 2 warm up, 1 is the recording pass, 9 are measured (the last one's window is open).
+    assert doc["runs"]["a"]["measured_repeats"] == 9
+    assert doc["runs"]["a"]["per_iteration"]["timeline"] == "host"
+    _check_gelu_waste(doc)
+
+
+def test_two_pass_route_finds_the_step_between_set_up_and_summary(tmp_path):
+    for gelu, side in (("tanh", "a"), ("fused", "b")):
+        assert _record(tmp_path, f"{side}.mgt", "--pass", "recording", gelu=gelu, iters=1).returncode == 0
+        assert _record(tmp_path, f"{side}-m.mgt", "--pass", "measured", gelu=gelu, iters=15).returncode == 0
+    doc = _diff(str(tmp_path / "a.mgt"), str(tmp_path / "b.mgt"), "--measured-a", str(tmp_path / "a-m.mgt"),
+                "--measured-b", str(tmp_path / "b-m.mgt"))
+    assert doc["runs"]["a"]["measured_repeats"] >= 13  # the set-up and the summary are not steps
+    _check_gelu_waste(doc)
+
+
+def test_a_script_without_a_loop_says_so_in_one_line(tmp_path):
+    script = tmp_path / "once.py"
+    script.write_text("import torch\nprint(torch.ones(3).sum().item())\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    p = subprocess.run([PYTHON, "-m", "magneton", "record", "-o", str(tmp_path / "once.mgt"), str(script)],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0  # the script's own status
+    assert p.stdout.strip() == "3.0"
+    lines = [ln for ln in p.stderr.splitlines() if ln.startswith("magneton")]
+    assert len(lines) == 1 and "no loop" in lines[0] and "once.py" in lines[0], p.stderr
