@@ -9,7 +9,7 @@ with the real recorders, about `--ops` operators per run:
                                eight-operator GELU against the fused one: a
                                recording pass with fingerprints over N forwards,
                                each on other token ids (no value repeats), and a
-                               measured pass of the same N forwards
+                               measured pass of the same N forwards, twice
 
     PYTHONPATH=python python bench/record_diff_pairs.py OUT_DIR [--ops 100000] [--device cpu|cuda]
         [--pairs jax_mlp,torch_gpt2] [--energy none|nvml|auto]
@@ -96,8 +96,9 @@ def torch_gpt2(out: str, ops: int, device: str, energy: str) -> None:
             t1 = time.perf_counter()
             measured = os.path.join(out, f"torch_gpt2_{variant}-measured.mgt")
             with magneton.record(measured, energy=energy, overwrite=True):
-                for x in inputs:
-                    model(x)
+                for _ in range(2):  # the step (all the forwards) twice, as a measured pass repeats it
+                    for x in inputs:
+                        model(x)
                 if device == "cuda":
                     torch.cuda.synchronize()
             print(f"{path}: {summary(path)}; {forwards} forwards; recording pass {t1 - t0:.1f} s", flush=True)
