@@ -48,7 +48,8 @@ double Param(const Finding& f, const std::string& what, char side) {
 }
 
 bool Noted(const DiffReport& r, const std::string& what) {
-  return std::any_of(r.notes.begin(), r.notes.end(), [&](const std::string& n) { return n.find(what) != std::string::npos; });
+  return std::any_of(r.notes.begin(), r.notes.end(),
+                     [&](const std::string& n) { return n.find(what) != std::string::npos; });
 }
 
 TEST(DiffDispatch, JaxWithoutJitIsOneFindingOfDispatchOverheadWithTheFix) {

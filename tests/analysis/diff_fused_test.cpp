@@ -65,8 +65,9 @@ TEST(DiffFused, ChainsOfFusedRegionsAllFindTheKernelsThatDidTheirWork) {
   auto r = DiffRuns(a, b, nullptr, nullptr, DiffOptions{});
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_GT(r->regions.size(), 50u);
-  EXPECT_TRUE(std::any_of(r->notes.begin(), r->notes.end(),
-                          [](const std::string& n) { return n.find("were merged into a neighbour") != std::string::npos; }));
+  EXPECT_TRUE(std::any_of(r->notes.begin(), r->notes.end(), [](const std::string& n) {
+    return n.find("were merged into a neighbour") != std::string::npos;
+  }));
   for (const auto& p : r->regions) {
     EXPECT_GT(p.a.seconds, 0);
     EXPECT_GT(p.b.seconds, 0) << "a region of b costs nothing: " << p.ops_b.front();

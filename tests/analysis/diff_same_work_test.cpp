@@ -92,8 +92,10 @@ TEST(DiffSameWork, TheDeviceWaitingLongerStaysAFinding) {
   // The same kernels, but on b the host launches each one 150 us late: a
   // launch-bound stretch is structural (class timeline), not noise.
   Pair p = SameWork(1.0, 1.0);
-  magneton::Run measured_a = fixture::TimelinePass(p.a.b.run, 4, [](const std::string&) { return 1.0; }, 0);
-  magneton::Run measured_b = fixture::TimelinePass(p.b.b.run, 4, [](const std::string&) { return 1.0; }, 0);
+  magneton::Run measured_a = fixture::TimelinePass(
+      p.a.b.run, 4, [](const std::string&) { return 1.0; }, 0);
+  magneton::Run measured_b = fixture::TimelinePass(
+      p.b.b.run, 4, [](const std::string&) { return 1.0; }, 0);
   int64_t shift = 0;
   for (auto& k : measured_b.kernels) {
     shift += 150'000;
@@ -105,7 +107,8 @@ TEST(DiffSameWork, TheDeviceWaitingLongerStaysAFinding) {
   measured_b.info.end_ns += shift;
   energy::Attribution ea = p.a.Energy(), eb = p.b.Energy();
   energy::Attribution ma = energy::Attribute(measured_a), mb = energy::Attribute(measured_b);
-  auto r = Diff(DiffInput{&p.a.b.run, &ea, &measured_a, &ma}, DiffInput{&p.b.b.run, &eb, &measured_b, &mb}, p.match, {});
+  auto r =
+      Diff(DiffInput{&p.a.b.run, &ea, &measured_a, &ma}, DiffInput{&p.b.b.run, &eb, &measured_b, &mb}, p.match, {});
   ASSERT_TRUE(r.ok()) << r.error().message;
   const Finding& f = r->findings.at(0);
   EXPECT_EQ(f.verdict, Verdict::kWaste) << f.why;

@@ -2,11 +2,12 @@
 // the H200 measured passes of the torch-vs-jax case (cases/torch-vs-jax/runs),
 // the PyTorch side alone falls back to the power-shaped curve while the JAX
 // side fits the activity model; together both get one model.
+#include "energy/paired_attribution.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "energy/paired_attribution.h"
 #include "recorded_runs.h"
 
 namespace magneton::energy {

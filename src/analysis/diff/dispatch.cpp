@@ -12,9 +12,7 @@
 namespace magneton::analysis {
 namespace {
 
-std::string Ms(double s) {
-  return s >= 1e-3 ? fmt::format("{:.2f} ms", s * 1e3) : fmt::format("{:.1f} us", s * 1e6);
-}
+std::string Ms(double s) { return s >= 1e-3 ? fmt::format("{:.2f} ms", s * 1e3) : fmt::format("{:.1f} us", s * 1e6); }
 
 std::string Count(double x) { return x == std::floor(x) ? fmt::format("{:.0f}", x) : fmt::format("{:.1f}", x); }
 
@@ -28,15 +26,16 @@ double OutsideTopLevelOps(const Run& run) {
   if (to <= from)
     for (const auto& [s, e] : spans) from = std::min(from, s), to = std::max(to, e);
   int64_t busy = 0;
-  for (const auto& [s, e] : energy::UnionOf(std::move(spans))) busy += std::max<int64_t>(0, std::min(e, to) - std::max(s, from));
+  for (const auto& [s, e] : energy::UnionOf(std::move(spans)))
+    busy += std::max<int64_t>(0, std::min(e, to) - std::max(s, from));
   return std::max<int64_t>(0, to - from - busy) * 1e-9;
 }
 
 }  // namespace
 
 bool IsCompiledScope(const std::string& name) {
-  static const char* kScopes[] = {"jax:jit", "jax:pjit", "jax:xla_call", "Torch-Compiled Region", "CompiledFunction",
-                                  "## Call CompiledFxGraph"};
+  static const char* kScopes[] = {
+      "jax:jit", "jax:pjit", "jax:xla_call", "Torch-Compiled Region", "CompiledFunction", "## Call CompiledFxGraph"};
   for (const char* p : kScopes)
     if (name.rfind(p, 0) == 0) return true;
   return false;
@@ -126,8 +125,7 @@ std::optional<Finding> DispatchFinding(const DispatchUse& a, const DispatchUse& 
   const DispatchUse& ue = eager == 'a' ? a : b;
   const DispatchUse& uc = eager == 'a' ? b : a;
   Finding f;
-  for (auto [cost, use, scale] :
-       {std::tuple{&f.a, &a, 1.0}, std::tuple{&f.b, &b, report.host_time_ratio}}) {
+  for (auto [cost, use, scale] : {std::tuple{&f.a, &a, 1.0}, std::tuple{&f.b, &b, report.host_time_ratio}}) {
     cost->seconds = use->iteration_s / scale;
     cost->joules = report.energy_measured ? use->cost : kUnmeasured;
     cost->source = report.energy_measured ? CostSource::kAttributed : CostSource::kTime;
@@ -154,13 +152,13 @@ std::optional<Finding> DispatchFinding(const DispatchUse& a, const DispatchUse& 
                 "{} dispatches its operators one at a time, {} calls into the framework per iteration; {} runs "
                 "the same matched work inside compiled calls ({}), {} call{} per iteration: {} per iteration "
                 "against {}, {} of it {} against {}: launch and dispatch overhead",
-                eager, Count(ue.calls), compiled, scopes, Count(uc.calls), uc.calls == 1 ? "" : "s", Ms(ue.iteration_s), Ms(uc.iteration_s),
-                Ms(ue.between_s), between, Ms(uc.between_s))
+                eager, Count(ue.calls), compiled, scopes, Count(uc.calls), uc.calls == 1 ? "" : "s", Ms(ue.iteration_s),
+                Ms(uc.iteration_s), Ms(ue.between_s), between, Ms(uc.between_s))
           : fmt::format(
                 "{} runs the matched work inside compiled calls ({}), {} call{} per iteration, and still takes {} "
                 "against {} for {}'s {} eager calls: at this size the compiled call costs more than it saves",
-                compiled, scopes, Count(uc.calls), uc.calls == 1 ? "" : "s", Ms(uc.iteration_s), Ms(ue.iteration_s), eager,
-                Count(ue.calls));
+                compiled, scopes, Count(uc.calls), uc.calls == 1 ? "" : "s", Ms(uc.iteration_s), Ms(ue.iteration_s),
+                eager, Count(ue.calls));
   auto param = [&](const std::string& what, const std::string& va, const std::string& vb) {
     e.params.push_back({"per iteration", what, va, vb});
   };
@@ -168,7 +166,8 @@ std::optional<Finding> DispatchFinding(const DispatchUse& a, const DispatchUse& 
   if (a.kernels >= 0 && b.kernels >= 0) param("kernels launched", Count(a.kernels), Count(b.kernels));
   param("time", Ms(a.iteration_s), Ms(b.iteration_s));
   param(between, Ms(a.between_s), Ms(b.between_s));
-  param("compiled calls holding matched regions", a.compiled.empty() ? "-" : fmt::format("{}", fmt::join(a.compiled, ", ")),
+  param("compiled calls holding matched regions",
+        a.compiled.empty() ? "-" : fmt::format("{}", fmt::join(a.compiled, ", ")),
         b.compiled.empty() ? "-" : fmt::format("{}", fmt::join(b.compiled, ", ")));
   RuleSubject subject;
   subject.evidence = EvidenceClass::kDispatch;

@@ -39,17 +39,17 @@ std::string CompiledScope(const RegionSide& s);
 
 // One run's dispatching, per iteration.
 struct DispatchUse {
-  double iteration_s = 0;  // the iteration's time
-  double cost = 0;         // the iteration's cost in the report's unit
-  std::vector<double> instances;  // per repetition of a measured pass (else one)
-  double calls = 0;        // top-level ops: calls into the framework
-  double ops = 0;          // ops that do work (not metadata), nested ones included
-  double kernels = -1;     // kernels launched (-1: none recorded)
-  double between_s = 0;    // host: outside the top-level ops; device: idle inside the iteration
-  bool on_device = false;  // between_s is the device's idle time
-  std::set<std::string> frameworks;      // of the run's ops
-  std::vector<char> region_compiled;     // by matched region: inside a compiled scope
-  std::set<std::string> compiled;        // the compiled scopes holding matched regions
+  double iteration_s = 0;             // the iteration's time
+  double cost = 0;                    // the iteration's cost in the report's unit
+  std::vector<double> instances;      // per repetition of a measured pass (else one)
+  double calls = 0;                   // top-level ops: calls into the framework
+  double ops = 0;                     // ops that do work (not metadata), nested ones included
+  double kernels = -1;                // kernels launched (-1: none recorded)
+  double between_s = 0;               // host: outside the top-level ops; device: idle inside the iteration
+  bool on_device = false;             // between_s is the device's idle time
+  std::set<std::string> frameworks;   // of the run's ops
+  std::vector<char> region_compiled;  // by matched region: inside a compiled scope
+  std::set<std::string> compiled;     // the compiled scopes holding matched regions
 };
 
 // `run` is the recorded run, `cost` its cost model, `side_a` which side of

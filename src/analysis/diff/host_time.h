@@ -19,9 +19,9 @@
 namespace magneton::analysis {
 
 struct HostTimeJudgement {
-  double ratio = 1;  // b's host times are divided by this (1: compared as measured)
+  double ratio = 1;                  // b's host times are divided by this (1: compared as measured)
   int64_t controls = 0, slower = 0;  // regions whose code cannot differ; of them, slower on b
-  std::string note;  // what was judged and why (empty when there was nothing to say)
+  std::string note;                  // what was judged and why (empty when there was nothing to say)
 };
 
 // `costs_a`/`costs_b`: the matched regions' costs, in match order.

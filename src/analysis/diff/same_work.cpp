@@ -27,7 +27,8 @@ std::string Duration(double s) {
 // The method part of a RunSummary::energy_methods entry ("NVIDIA H200: energy.total+activity").
 std::vector<std::string> Methods(const RunSummary& s) {
   std::vector<std::string> out;
-  for (const auto& m : s.energy_methods) out.push_back(m.substr(m.find(": ") == std::string::npos ? 0 : m.find(": ") + 2));
+  for (const auto& m : s.energy_methods)
+    out.push_back(m.substr(m.find(": ") == std::string::npos ? 0 : m.find(": ") + 2));
   return out;
 }
 
