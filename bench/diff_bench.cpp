@@ -19,7 +19,6 @@
 // ops and kernels per side, regions, seconds to load, process CPU time of
 // the diff (all threads), peak RSS.
 #include <benchmark/benchmark.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -29,22 +28,15 @@
 
 #include "analysis/diff/diff.h"
 #include "core/store.h"
+#include "process_usage.h"
+#include "stand_in_kernels.h"
 
 namespace {
 
 using magneton::Run;
 
-double CpuSeconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
-}
-
-double PeakRssMiB() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_maxrss / 1024.0;
-}
+using magneton::bench::CpuSeconds;
+using magneton::bench::PeakRssMiB;
 
 std::string Dir() {
   const char* d = std::getenv("MAGNETON_DIFF_BENCH_DIR");
@@ -61,20 +53,7 @@ std::optional<Run> Load(const std::string& name) {
 
 // The stand-in kernels (above): `fused` keeps them to dot_general and mul.
 void AddKernels(Run& run, bool fused) {
-  std::vector<char> parent(run.ops.size(), 0);
-  for (const auto& op : run.ops)
-    if (op.parent >= 0) parent[op.parent] = 1;
-  for (const auto& op : run.ops) {
-    if (parent[op.id] || (fused && op.name != "jax:dot_general" && op.name != "jax:mul")) continue;
-    magneton::Kernel k;
-    k.id = static_cast<int64_t>(run.kernels.size());
-    k.name = op.name.substr(4) + "_kernel";
-    k.start_ns = op.start_ns;
-    k.end_ns = std::max(op.end_ns, op.start_ns + 1000);
-    k.op = op.id;
-    k.correlation = k.id + 1;
-    run.kernels.push_back(k);
-  }
+  magneton::testing::AddStandInKernels(run, fused);
   run.devices = {{0, "gpu", "NVIDIA H200", "GPU-0", 0, 141LL << 30}};
   magneton::SensorSeries e;
   e.sensor = "energy.total";

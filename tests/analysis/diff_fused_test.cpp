@@ -8,6 +8,7 @@
 #include "analysis/diff/diff.h"
 #include "core/store.h"
 #include "recorded_runs.h"
+#include "stand_in_kernels.h"
 
 namespace magneton::analysis {
 namespace {
@@ -46,19 +47,7 @@ TEST(DiffFused, ChainsOfFusedRegionsAllFindTheKernelsThatDidTheirWork) {
     auto r = LoadRun(std::string(MAGNETON_TEST_DATA) + "/dispatch/" + name + ".mgt");
     EXPECT_TRUE(r.ok());
     magneton::Run run = r.ok() ? std::move(*r) : magneton::Run{};
-    std::vector<char> parent(run.ops.size(), 0);
-    for (const auto& op : run.ops)
-      if (op.parent >= 0) parent[op.parent] = 1;
-    for (const auto& op : run.ops) {
-      if (parent[op.id] || (fused && op.name != "jax:dot_general" && op.name != "jax:mul")) continue;
-      magneton::Kernel k;
-      k.id = static_cast<int64_t>(run.kernels.size());
-      k.name = op.name + "_kernel";
-      k.start_ns = op.start_ns;
-      k.end_ns = op.end_ns + 1000;
-      k.op = op.id;
-      run.kernels.push_back(k);
-    }
+    testing::AddStandInKernels(run, fused);
     return run;
   };
   const magneton::Run a = load("jax_eager", false), b = load("jax_jit", true);

@@ -112,10 +112,8 @@ def record_jax_pair(out_dir: str, layers: int, width: int, batch: int, repeat: i
 
 
 def compact(path: str) -> None:
-    db = sqlite3.connect(path)
-    db.execute("PRAGMA page_size=1024")
-    db.execute("VACUUM")
-    db.close()
+    """1 KiB pages, as the other committed fixtures (the writer's suit streaming)."""
+    sqlite3.connect(path).executescript("PRAGMA page_size=1024; VACUUM;")
 
 
 def main(argv=None) -> int:
