@@ -293,25 +293,42 @@ def _accepted(fn, wanted: dict) -> dict:
     return {k: v for k, v in wanted.items() if k in params}
 
 
-_MEASURED_OPS = 20_000  # operators in a measured pass, at most (~300 bytes each in the run file)
 _MIN_MEASURED_STEPS = 3
+# The diff compares energy only where the sensor moved often enough under the run (docs/diff.md);
+# a measured pass asks for at least this many NVML energy-counter updates and at least a second.
+MIN_SENSOR_UPDATES = 10
+_MAX_MEASURED_ATTEMPTS = 3
 
 
-def _op_count(path: str) -> int:
-    """Operators in a recorded run file (its SQLite `ops` table), at least 1."""
+def sensor_updates(path: str) -> int | None:
+    """How often the energy counter moved during a recorded run: the fewest changes of any
+    device's `energy.total` series (the store keeps only changes); None without one."""
     import sqlite3
     with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
-        return max(1, db.execute("SELECT count(*) FROM ops").fetchone()[0])
+        rows = db.execute("SELECT count(*) FROM samples sa JOIN series se ON se.id = sa.series "
+                          "JOIN strings st ON st.id = se.sensor WHERE st.value = 'energy.total' "
+                          "GROUP BY sa.series").fetchall()
+    return min(n for (n,) in rows) - 1 if rows else None
 
 
-def measured_steps(step_s: float, measured_s: float, ops_per_step: int) -> int:
-    """Steps in a measured pass: enough for `measured_s` seconds (NVML's energy
-    counter moves every ~100 ms, and the diff wants at least 5 readings), at
-    least 3, and no more than _MEASURED_OPS operators in all, which keeps the
-    file a few MB. A step of many short operators gets a shorter pass; the diff
-    then says its energy rests on too few readings and compares time."""
-    want = math.ceil(measured_s / max(step_s, 1e-6))
-    return max(_MIN_MEASURED_STEPS, min(want, _MEASURED_OPS // max(1, ops_per_step)))
+def measured_steps(step_s: float, measured_s: float) -> int:
+    """Steps in a measured pass: enough for `measured_s` seconds, at least 3. Nothing caps it by
+    operators: a measured pass holds kernels, not operators (JAX's holds its equations)."""
+    return max(_MIN_MEASURED_STEPS, math.ceil(measured_s / max(step_s, 1e-6)))
+
+
+def measured_pass(record_once, step_s: float, measured_s: float, energy: str, path: str) -> int:
+    """Records the measured pass (record_once(steps)) for at least `measured_s` seconds, and again
+    longer while the energy counter moved fewer than MIN_SENSOR_UPDATES times under it (its
+    update period varies with the board and the load). Returns the steps of the kept pass."""
+    steps = measured_steps(step_s, measured_s)
+    for attempt in range(_MAX_MEASURED_ATTEMPTS):
+        record_once(steps)
+        updates = sensor_updates(path) if energy != "none" else None
+        if updates is None or updates >= MIN_SENSOR_UPDATES or attempt == _MAX_MEASURED_ATTEMPTS - 1:
+            break
+        steps = math.ceil(steps * 1.25 * MIN_SENSOR_UPDATES / max(updates, 1))
+    return steps
 
 
 def _timed(fn) -> float:
@@ -323,11 +340,13 @@ def _timed(fn) -> float:
 def record_iteration(module, state, path: str, energy: str, replay: bool, measured: str | None = None,
                      measured_s: float = 1.0) -> dict:
     """One iteration recorded by Magneton (imported here so the programs run without it):
-    magneton.record around step() for PyTorch, record_jax on the jitted program for JAX.
-    With `measured`: also a measured pass there, fingerprints off, repeating the step
-    for about `measured_s` seconds (measured_steps), so that its energy rests on several
-    sensor updates; `magneton diff --measured-a` costs the regions from it (docs/diff.md
-    "Recording what to diff")."""
+    magneton.record around step() for PyTorch (the recording pass: values, operators with
+    their call stacks, kernels linked to them), record_jax on the jitted program for JAX.
+    With `measured`: also a measured pass there, the program as it runs (for PyTorch on a GPU:
+    kernels, copies, syncs and launch calls from CUPTI plus the samplers, nothing per
+    operator), repeating the step for at least `measured_s` seconds and MIN_SENSOR_UPDATES
+    energy readings (measured_pass); `magneton diff --measured-a` costs the regions from it
+    (docs/diff.md "Recording what to diff")."""
     try:
         import magneton
     except ImportError as e:
@@ -344,14 +363,13 @@ def record_iteration(module, state, path: str, energy: str, replay: bool, measur
         from magneton.jax_recorder import record_jax
         fn, fn_args = module.program(state)
         used = _accepted(record_jax, options)
-        rec = record_jax(fn, *fn_args, path=path, **used)  # compiles and warms up before its measured pass
+        record_jax(fn, *fn_args, path=path, **used)  # compiles and warms up before its measured pass
         if measured:
             jitted = jax.jit(fn)
             jax.block_until_ready(jitted(*fn_args))  # compiled outside the timing
             step_s = _timed(lambda: jax.block_until_ready(jitted(*fn_args)))
-            reps = measured_steps(step_s, measured_s, rec.summary.get("equations_per_execution", 1))
-            record_jax(fn, *fn_args, path=measured, energy=energy, fingerprints=False, repeat=reps,
-                       overwrite=True)
+            reps = measured_pass(lambda n: record_jax(fn, *fn_args, path=measured, energy=energy, fingerprints=False,
+                                                      repeat=n, overwrite=True), step_s, measured_s, energy, measured)
             info.update(measured=measured, measured_reps=reps)
     else:
         used = _accepted(magneton.record, options)
@@ -362,15 +380,19 @@ def record_iteration(module, state, path: str, energy: str, replay: bool, measur
                 out = module.step(state)
                 sync(module, out)
         if measured:
+            def once(steps: int) -> None:
+                # No per-operator work (ops and their stacks are the recording pass's).
+                with magneton.record(measured, energy=energy, stacks=False, overwrite=True):
+                    last = None
+                    for _ in range(steps):
+                        with nvtx_range("magneton.case/measured"):
+                            last = module.step(state)
+                    sync(module, last)
+
             step_s = _timed(lambda: sync(module, module.step(state)))  # a warm step sets the count
-            reps = measured_steps(step_s, measured_s, _op_count(path))
-            # No call-site stacks: the recording pass has them, and they are most of the file.
-            with magneton.record(measured, energy=energy, stacks=False, overwrite=True):
-                for _ in range(reps):
-                    with nvtx_range("magneton.case/measured"):
-                        out = module.step(state)
-                sync(module, out)
-            info.update(measured=measured, measured_reps=reps)
+            info.update(measured=measured, measured_reps=measured_pass(once, step_s, measured_s, energy, measured))
+    if measured:
+        info["measured_sensor_updates"] = sensor_updates(measured) if energy != "none" else None
     info.update(wall_s=(time.monotonic_ns() - t0) / 1e9, recorder_options=sorted(used),
                 replay_unsupported=bool(replay and "replay" not in used))
     return info
@@ -392,7 +414,8 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--measured", metavar="PATH", default=None,
                    help="with --record: also a measured pass there (fingerprints off, repeated steps)")
     p.add_argument("--measured-seconds", type=float, default=1.0,
-                   help="the measured pass's length (default 1 s: ~10 NVML energy updates)")
+                   help="the measured pass's least length (default 1 s; longer until NVML's energy "
+                        f"counter moved {MIN_SENSOR_UPDATES} times)")
     p.add_argument("--energy", choices=("nvml", "none", "auto"), default=None,
                    help="recorder energy source (default on cuda: the case's record_energy, else nvml; "
                         "none on cpu)")

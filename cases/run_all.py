@@ -1,19 +1,19 @@
-"""Runs every case through Magneton and writes cases/RESULTS.md.
+"""Runs every case through Magneton and writes cases/RESULTS.md, all of it.
 
 Per case: record one iteration of each side (the variants' --record flag, i.e.
-magneton.record(..., fingerprints=True); or `magneton record -- CMD` for cases whose
-program is not a PyTorch one), `magneton diff wasteful.mgt efficient.mgt --json`, and a
-comparison of the top finding with the expectation: the side that truly wastes (from the
-ground truth, groundtruth.json, where it was measured; else expected.json), the
-root-cause class, the configuration keys and the operators named.
+magneton.record(..., fingerprints=True), and a measured pass; or `magneton record -- CMD`
+for cases whose program is not a PyTorch one), `magneton diff wasteful.mgt efficient.mgt
+--json`, and the suite's one rule (findings.judge, stated in cases/README.md) against
+the ground truth.
 
     python cases/run_all.py --groundtruth OUT/groundtruth.json      # record + diff + RESULTS.md
-    python cases/run_all.py --diff-only                             # re-diff committed run files
-                                                                    # (cases with only diff.json: read it)
+    python cases/run_all.py --diff-only                             # re-derive every row from the
+                                                                    # committed run files (no GPU)
 
-Run files go to cases/<case>/runs/ (one iteration each, small, committed so that
-`magneton diff` on each case runs in CI without a GPU; those of several MB packed in
-runs/runs.tar.xz, which --diff-only unpacks to a temporary folder).
+Run files go to cases/<case>/runs/, packed as runs/runs.tar.xz (with provenance.json:
+when, where and by which Magneton they were recorded) so that `magneton diff` on each
+case runs in CI without a GPU; --diff-only unpacks them to a temporary folder. A case
+without committed run files cannot be re-derived, and its row says so.
 Exit codes: 0 every case ran and matched (or was skipped on this machine), 1 some case failed or
 did not match, 2 bad usage.
 """
@@ -23,15 +23,21 @@ import argparse
 import datetime
 import json
 import os
+import platform
 import shlex
 import shutil
+import sqlite3
 import subprocess
 import sys
+import tarfile
 import time
+from contextlib import closing
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+COMMITTED_GROUNDTRUTH = HERE / "groundtruth-h200.json"
+PROVENANCE = "provenance.json"
 sys.path.insert(0, str(HERE))
 import casekit  # noqa: E402
 import findings  # noqa: E402
@@ -99,18 +105,66 @@ def side_command(case: str, side: str, exp: dict, run_file: Path, args) -> list[
     return cmd
 
 
+def _git(*args: str) -> str:
+    try:
+        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True,
+                              timeout=30).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+def magneton_version(magneton: str) -> str:
+    rc, out, err = _run([magneton, "--version"], 30)
+    return (out or err).strip() if rc == 0 else "version unknown"
+
+
+def repository_state() -> str:
+    """"abc1234 (2026-12-05T10:00:00+00:00)", and whether the working tree differs from it."""
+    head = _git("log", "-1", "--format=%h (%cI)")
+    if not head:
+        return "unknown (not a git checkout)"
+    dirty = _git("status", "--porcelain", "--untracked-files=no")
+    return head + (", with uncommitted changes" if dirty else "")
+
+
+def pack_runs(runs: Path) -> None:
+    """Replaces a case's .mgt files by runs/runs.tar.xz (xz shrinks SQLite run files ~5x)."""
+    files = sorted(runs.glob("*.mgt"))
+    if not files:
+        return
+    with tarfile.open(runs / casekit.PACKED_RUNS, "w:xz") as tar:
+        for f in files:
+            tar.add(f, arcname=f.name)
+    for f in files:
+        f.unlink()
+
+
+def write_provenance(runs: Path, args) -> None:
+    """When, where and by which Magneton a case's run files were recorded (RESULTS.md reads it)."""
+    device = "cpu"
+    if args.device == "cuda":  # from nvidia-smi: importing torch here would open a CUDA context
+        rc, out, _ = _run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader", "-i", "0"], 30)
+        device = out.strip() if rc == 0 and out.strip() else "cuda (name unknown)"
+    doc = {"recorded": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+           "host": platform.node(), "device": device, "magneton": magneton_version(args.magneton),
+           "commit": repository_state(), "small": args.small, "replay": args.replay}
+    (runs / PROVENANCE).write_text(json.dumps(doc, indent=1) + "\n")
+
+
 def record_case(case: str, exp: dict, runs: Path, args) -> str:
     if exp["program"] == "cuda-binary" and not (args.engine and Path(args.engine).exists()):
         return f"the compiled engine was not found ({args.engine or 'pass --engine or set CASES_ENGINE'})"
     runs.mkdir(parents=True, exist_ok=True)
+    for old in (*runs.glob("*.mgt"), runs / casekit.PACKED_RUNS, runs / PROVENANCE):
+        old.unlink(missing_ok=True)
     for side in casekit.SIDES:
         run_file = runs / f"{side}.mgt"
-        run_file.unlink(missing_ok=True)
-        measured_file(run_file).unlink(missing_ok=True)
         cmd = side_command(case, side, exp, run_file, args)
         rc, out, err = _run(cmd, args.timeout)
         if rc != 0 or not run_file.exists():
             return f"recording {side} failed (exit {rc}): {_tail(err or out)}"
+    pack_runs(runs)
+    write_provenance(runs, args)
     return ""
 
 
@@ -123,26 +177,95 @@ def diff_command(magneton: str, runs: Path, extra: str = "") -> list[str]:
     return cmd + shlex.split(extra)
 
 
-def diff_case(runs: Path, args) -> tuple[dict | None, str]:
+def _writers(folder: Path) -> list[str]:
+    """meta.writer and schema version of each run file ("magneton 0.1.0, schema 1.0")."""
+    out = []
+    for f in sorted(folder.glob("*.mgt")):
+        try:
+            with closing(sqlite3.connect(f"file:{f}?mode=ro", uri=True)) as db:
+                meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+            out.append(f"{meta.get('writer', '?')}, schema {meta.get('schema_major', '?')}.{meta.get('schema_minor', '?')}")
+        except sqlite3.Error as e:
+            out.append(f"{f.name}: unreadable ({e})")
+    return out
+
+
+def run_provenance(runs: Path, folder: Path) -> dict:
+    """What RESULTS.md says of a case's run files: names and sizes, when and by what they were recorded."""
+    stored = [p for p in (*runs.glob("*.mgt"), runs / casekit.PACKED_RUNS) if p.exists()]
+    doc = {}
+    if (runs / PROVENANCE).exists():
+        doc = findings.load(runs / PROVENANCE)
+    recorded = doc.get("recorded_note") or (
+        f"{doc['recorded']} on {doc.get('device', '?')} ({doc.get('magneton', '?')}, commit {doc.get('commit', '?')})"
+        if doc.get("recorded") else "")
+    if not recorded:
+        commit = _git("log", "-1", "--format=%h %cI", "--", *[str(p) for p in stored])
+        recorded = f"by commit {commit} (the recording date is not stored)" if commit else ""
+    return {"files": [(p.name, round(p.stat().st_size / 1024)) for p in stored], "recorded": recorded,
+            "writers": _writers(folder)}
+
+
+def diff_case(runs: Path, args, write: bool = True) -> tuple[dict | None, str, dict]:
+    """The diff of a case's run files, its error, and the files' provenance."""
     with casekit.run_files(runs) as files:
+        provenance = run_provenance(runs, files)
         rc, out, err = _run(diff_command(args.magneton, files, args.diff_args), args.timeout)
     if rc not in (0, 1):  # 1: a finding, by the CLI's convention
-        return None, f"magneton diff failed (exit {rc}): {_tail(err or out)}"
+        return None, f"magneton diff failed (exit {rc}): {_tail(err or out)}", provenance
     try:
         doc = json.loads(out)
     except json.JSONDecodeError as e:
-        return None, f"magneton diff --json printed no JSON ({e}): {_tail(out or err)}"
+        return None, f"magneton diff --json printed no JSON ({e}): {_tail(out or err)}", provenance
     for run in doc.get("runs", {}).values():  # where they stay, not the folder they were unpacked into
         if isinstance(run, dict) and "path" in run:
-            run["path"] = str(runs / Path(run["path"]).name)
-    (runs / "diff.json").write_text(json.dumps(doc, indent=1) + "\n")
-    return doc, ""
+            run["path"] = os.path.relpath(runs / Path(run["path"]).name, ROOT)
+    if write:
+        (runs / "diff.json").write_text(json.dumps(doc, indent=1) + "\n")
+    return doc, "", provenance
 
 
-def main() -> int:
+def case_error(exp: dict, runs: Path, args, begun: float) -> str:
+    """Why a case is not diffed on this call ("" when it is), recording it first unless --diff-only."""
+    if not args.magneton:
+        return "the magneton command was not found (build it, or pass --magneton PATH)"
+    if args.budget and time.monotonic() - begun + 30 > args.budget:
+        return f"not run: the {args.budget:.0f} s budget was spent"
+    if args.device == "cpu" and exp.get("gpu_only"):
+        return f"skipped on a CPU: {exp['gpu_only_reason']}"
+    if exp["program"] == "distributed":
+        return f"skipped: {exp['distributed_reason']}"
+    if args.diff_only:
+        return "" if casekit.has_run_files(runs) else (
+            "run files not committed: the row cannot be re-derived (record it on the GPU: scripts/gpu/cases.sh)")
+    return record_case(exp["case"], exp, runs, args)
+
+
+def derive_rows(args, gt: dict, write: bool = True, on_row=None) -> list[dict]:
+    """Every selected case judged: recorded and diffed, or re-diffed from committed run files."""
+    rows = []
+    begun = time.monotonic()
+    global DEADLINE
+    DEADLINE = begun + args.budget if args.budget else None
+    for case in casekit.selected_cases(args.cases, "run_all"):
+        exp = casekit.expected(case)
+        runs = Path(args.runs_root) / case / "runs"
+        print(f"run_all: {case} ...", file=sys.stderr, flush=True)
+        error = case_error(exp, runs, args, begun)
+        doc, provenance = None, {}
+        if not error:
+            doc, error, provenance = diff_case(runs, args, write)
+        rows.append(findings.assess(case, exp, gt.get("cases", {}).get(case), doc, error, provenance))
+        if on_row:
+            on_row(rows)
+    return rows
+
+
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--groundtruth", default="", help="groundtruth.json from groundtruth.py")
-    p.add_argument("--diff-only", action="store_true", help="do not record; diff the committed run files")
+    p.add_argument("--groundtruth", default="",
+                   help=f"groundtruth.json from groundtruth.py (--diff-only: default {COMMITTED_GROUNDTRUTH.name})")
+    p.add_argument("--diff-only", action="store_true", help="do not record; re-derive from the committed run files")
     p.add_argument("--magneton", default="", help="the magneton command (default: build-gpu/magneton, PATH)")
     p.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     p.add_argument("--small", action="store_true", help="tiny shapes (a pipeline check, not the suite)")
@@ -152,52 +275,45 @@ def main() -> int:
     p.add_argument("--results", default=str(HERE / "RESULTS.md"))
     p.add_argument("--timeout", type=float, default=300, help="seconds allowed per command")
     casekit.harness_arguments(p)
-    args = p.parse_args()
-    wanted = casekit.selected_cases(args.cases, "run_all")
+    return p
+
+
+def provenance(args, gt_path: str) -> dict:
+    """How RESULTS.md was produced: the call, the repository, the Magneton, the ground truth."""
+    how = ("`run_all.py --diff-only`: every row re-derived from the run files committed under cases/*/runs/"
+           if args.diff_only else f"`run_all.py`: both sides recorded here ({args.device}"
+           f"{', small shapes' if args.small else ''}) and diffed")
+    binary = os.path.relpath(args.magneton, ROOT) if args.magneton else "not found"
+    return {"produced": f"{how}, {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M')} UTC on "
+                        f"{platform.node()}",
+            "commit": repository_state(),
+            "magneton": f"`{binary}` ({magneton_version(args.magneton) if args.magneton else '–'})",
+            "groundtruth": f"`{os.path.relpath(gt_path, ROOT)}`" if gt_path else "none given"}
+
+
+def main() -> int:
+    args = parser().parse_args()
+    casekit.selected_cases(args.cases, "run_all")  # exit 2 on an unknown name, before any work
     given = args.magneton
     args.magneton = find_magneton(given)
-    no_cli = "" if args.magneton else f"the magneton command was not found ({given or 'build it, or pass --magneton PATH'})"
-    if no_cli:
-        print(f"run_all: {no_cli}", file=sys.stderr)
+    if not args.magneton:
+        print(f"run_all: the magneton command was not found ({given or 'build it, or pass --magneton PATH'})",
+              file=sys.stderr)
+    gt_path = args.groundtruth or (str(COMMITTED_GROUNDTRUTH) if args.diff_only else "")
     gt = {}
-    if args.groundtruth:
+    if gt_path:
         try:
-            gt = json.loads(Path(args.groundtruth).read_text())
+            gt = findings.load(Path(gt_path))
         except (OSError, json.JSONDecodeError) as e:
-            print(f"run_all: {args.groundtruth}: cannot be read as JSON ({e})", file=sys.stderr)
+            print(f"run_all: {gt_path}: cannot be read as JSON ({e})", file=sys.stderr)
             return 2
-
-    rows = []
-    begun = time.monotonic()
-    global DEADLINE
-    DEADLINE = begun + args.budget if args.budget else None
-    for case in wanted:
-        exp = casekit.expected(case)
-        runs = Path(args.runs_root) / case / "runs"
-        print(f"run_all: {case} ...", file=sys.stderr, flush=True)
-        error = no_cli
-        if error:
-            pass  # every case says why: RESULTS.md still shows the ground truth
-        elif args.budget and time.monotonic() - begun + 30 > args.budget:
-            error = f"not run: the {args.budget:.0f} s budget was spent"
-        elif args.device == "cpu" and exp.get("gpu_only"):
-            error = f"skipped on a CPU: {exp['gpu_only_reason']}"
-        elif exp["program"] == "distributed":
-            error = f"skipped: {exp['distributed_reason']}"
-        elif not args.diff_only:
-            error = record_case(case, exp, runs, args)
-        doc = None
-        if not error and args.diff_only and not casekit.has_run_files(runs) and (runs / "diff.json").exists():
-            doc = findings.load(runs / "diff.json")  # run files too large to commit: the GPU's diff stands
-        elif not error:
-            doc, error = diff_case(runs, args)
-        rows.append(findings.assess(case, exp, gt.get("cases", {}).get(case), doc, error, runs))
-        # After every case, so that a run stopped from outside still leaves the cases done.
-        Path(args.results).write_text(findings.results_markdown(rows, gt, args, datetime.date.today()))
-
+    how = provenance(args, gt_path)
+    # After every case, so that a run stopped from outside still leaves the cases done.
+    write = lambda rows: Path(args.results).write_text(findings.results_markdown(rows, gt, how) + "\n")  # noqa: E731
+    rows = derive_rows(args, gt, on_row=write)
     print(findings.summary_table(rows))
     print(f"\nwrote {args.results}", file=sys.stderr)
-    if no_cli:
+    if not args.magneton:
         return 2
     return 0 if all(r["match"] in ("yes", "skipped") for r in rows) else 1
 

@@ -1,10 +1,12 @@
 """Records the committed torch fixtures in tests/data/torch/ (real CPU runs).
 
-    PYTHONPATH=python python scripts/record_fixture.py [OUT_DIR]
+    PYTHONPATH=python python scripts/record_fixture.py [OUT_DIR] [gpt2 cnn eig]   (default: all)
 
 gpt2_2l_values.mgt    2-layer GPT-2 forward (transformers, random weights, seed 0), fingerprints on
 gpt2_2l_measured.mgt  the same forward, measured pass (no fingerprints)
 cnn_train_values.mgt  conv/bn/relu/pool/linear: one SGD training step, forward + backward, fingerprints on
+eig_general.mgt,      a covariance check the host branches on (transformers#34570, cases/hf-34570):
+eig_symmetric.mgt     eigvals (complex, sorted) vs eigvalsh, then rows sampled if it passed
 
 Small on purpose: analysis tests load them on any machine, without torch."""
 
@@ -39,6 +41,21 @@ def cnn_step(path):
         opt.step()
 
 
+def eig_check(path, symmetric):
+    """Mean and covariance of a 500x32 matrix, its eigenvalues, and 16 rows sampled around the
+    mean only if they are all positive: the check ends in a Python bool (an op with no value)."""
+    w = torch.randn(500, 32, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad(), magneton.record(path, fingerprints=True, overwrite=True,
+                                          command=f"scripts/record_fixture.py eig symmetric={symmetric}"):
+        mean = w.mean(dim=0)
+        centered = w - mean
+        cov = centered.T @ centered / w.shape[0]
+        e = torch.linalg.eigvalsh(cov) if symmetric else torch.linalg.eigvals(cov).real.sort().values
+        if bool((e > 0).all()):
+            noise = torch.randn(16, 32, generator=torch.Generator().manual_seed(1))
+            mean + noise @ torch.linalg.cholesky(1e-9 * cov).T
+
+
 def compact(path):
     """Small pages and no free space: the committed files stay small."""
     db = sqlite3.connect(path)
@@ -50,21 +67,31 @@ def compact(path):
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "tests", "data", "torch")
+    wanted = set(sys.argv[2:]) or {"gpt2", "cnn", "eig"}
     os.makedirs(out, exist_ok=True)
     torch.set_num_threads(1)
-    model, ids = gpt2()
-    with torch.no_grad():
-        for name, fps in (("gpt2_2l_values.mgt", True), ("gpt2_2l_measured.mgt", False)):
-            path = os.path.join(out, name)
-            with magneton.record(path, fingerprints=fps, overwrite=True,
-                                 command=f"scripts/record_fixture.py gpt2 fingerprints={fps}") as rec:
-                model(ids)
-            print(name, rec.summary["ops"], "ops", rec.summary["tensors"], "tensors")
-    cnn_step(os.path.join(out, "cnn_train_values.mgt"))
-    print("cnn_train_values.mgt written")
-    for name in ("gpt2_2l_values.mgt", "gpt2_2l_measured.mgt", "cnn_train_values.mgt"):
+    written = []
+    if "gpt2" in wanted:
+        model, ids = gpt2()
+        with torch.no_grad():
+            for name, fps in (("gpt2_2l_values.mgt", True), ("gpt2_2l_measured.mgt", False)):
+                path = os.path.join(out, name)
+                with magneton.record(path, fingerprints=fps, overwrite=True,
+                                     command=f"scripts/record_fixture.py gpt2 fingerprints={fps}") as rec:
+                    model(ids)
+                print(name, rec.summary["ops"], "ops", rec.summary["tensors"], "tensors")
+                written.append(name)
+    if "cnn" in wanted:
+        cnn_step(os.path.join(out, "cnn_train_values.mgt"))
+        written.append("cnn_train_values.mgt")
+    if "eig" in wanted:
+        for name, symmetric in (("eig_general.mgt", False), ("eig_symmetric.mgt", True)):
+            eig_check(os.path.join(out, name), symmetric)
+            written.append(name)
+    for name in written:
         compact(os.path.join(out, name))
         magneton.load_run(os.path.join(out, name))  # still a valid run
+        print(name, "written")
 
 
 if __name__ == "__main__":

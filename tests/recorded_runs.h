@@ -1,6 +1,7 @@
-// Run files recorded on the GPU and committed (cases/<case>/runs/, tests/data/):
-// a test that reads one skips where the file is not in the tree, and fails
-// where it is there but does not load.
+// Run files recorded on the GPU and committed (tests/data/diff/gpu/): a test
+// that reads one skips where the file is not in the tree, and fails where it
+// is there but does not load. The case suite's own run files (cases/*/runs/)
+// are packed and re-recorded with the suite; tests keep their copies here.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,7 +13,11 @@
 
 namespace magneton::testing {
 
-// cases/<name>/runs/, with its trailing slash.
+// tests/data/diff/gpu/, with its trailing slash.
+inline std::string GpuRuns() { return std::string(MAGNETON_TEST_DATA) + "/diff/gpu/"; }
+
+// cases/<name>/runs/, with its trailing slash: the suite's own run files,
+// packed (runs.tar.xz) and replaced whenever the suite is recorded again.
 inline std::string CaseRuns(const std::string& name) {
   return std::string(MAGNETON_TEST_DATA) + "/../../cases/" + name + "/runs/";
 }

@@ -7,7 +7,7 @@
 #  3. records both sides of every case, diffs them, compares the top finding with the
 #     expectation and writes RESULTS.md (cases/run_all.py).
 # Files back in $OUT (6): build.log, groundtruth.txt, groundtruth.json, run_all.txt,
-# RESULTS.md, runs.tar.xz (cases/<case>/runs/: the run files and diff.json to commit;
+# RESULTS.md, runs.tar.xz (cases/<case>/runs/: packed run files, provenance.json and diff.json to commit;
 # unpack from the repository root with `tar -xJf runs.tar.xz`).
 #
 #   scripts/gpu/cases.sh [--groundtruth-only | --groundtruth FILE] [--seconds 1.5] [--trials 3]

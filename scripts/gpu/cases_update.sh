@@ -2,10 +2,14 @@
 # The case suite again with new ground truth for some cases, in one device call:
 # ground truth (cases/groundtruth.py) for the cases named by GT_CASES only,
 # merged into the committed ground truth (GT_FILE), then scripts/gpu/cases.sh on
-# every case against the merged file. The merged file comes back as
+# every case (or RUN_CASES) against the merged file. The merged file comes back as
 # $OUT/groundtruth-merged.json (commit it over GT_FILE).
 #   usage on the device: carry [".gpudeps", ".gpubin"];
 #   GT_CASES=sd-279,torch-vs-jax OUT=$OUT scripts/gpu/cases_update.sh
+#   GT_CASES=pytorch-3929,pytorch-4392,pytorch-12461,hf-28005 RUN_CASES=$GT_CASES OUT=$OUT scripts/gpu/cases_update.sh
+# RUN_CASES: the cases to record and diff after the ground truth (default: all; the whole
+# suite does not fit one call). RESULTS.md is then regenerated off the GPU from every
+# committed run: python cases/run_all.py --diff-only (docs/cases.md).
 # Budget: ~90 s of ground truth for two cases (1.0 s windows, 2 trials, as the committed file), then
 # ~385 s for the suite; BUDGET (default 560) caps the whole.
 set -uo pipefail
@@ -29,4 +33,4 @@ for name, case in new.get("cases", {}).items():
 json.dump(base, open(out, "w"), indent=1)
 PY
 left=$(( BUDGET - ($(date +%s) - start) ))
-BUDGET=$left OUT=$OUT bash scripts/gpu/cases.sh --groundtruth "$OUT/groundtruth-merged.json"
+BUDGET=$left OUT=$OUT bash scripts/gpu/cases.sh --groundtruth "$OUT/groundtruth-merged.json" ${RUN_CASES:+--cases "$RUN_CASES"}

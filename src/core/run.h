@@ -130,6 +130,10 @@ struct ApiCall {
   int64_t start_ns = 0, end_ns = 0;
   int64_t correlation = 0;
   int64_t stack = kNone;
+  // Identical calls this row stands for: a thread polling the device
+  // (cudaEventQuery in a loop) becomes one row from the first call's start
+  // to the last one's end (capture/cupti/activity_processor.h).
+  int64_t count = 1;
   friend bool operator==(const ApiCall&, const ApiCall&) = default;
 };
 

@@ -12,9 +12,9 @@ namespace magneton {
 
 // Schema version written by this build. A reader accepts any file with the same
 // major version (minor additions are backward compatible) and refuses a newer
-// major with a clear message.
+// major with a clear message. Minor versions: docs/run-format.md, "Versioning".
 inline constexpr int kSchemaMajor = 1;
-inline constexpr int kSchemaMinor = 0;
+inline constexpr int kSchemaMinor = 1;
 
 // Streams a run into a store. Add validates a row and queues it; the store's
 // writer thread inserts queued rows in transactions, committed whenever a

@@ -23,7 +23,8 @@ using sqlite::Stmt;
 
 class RunLoader {
  public:
-  RunLoader(const std::string& path, const sqlite::Db& db, Run* run) : path_(path), db_(db), run_(*run) {}
+  RunLoader(const std::string& path, const sqlite::Db& db, int schema_minor, Run* run)
+      : path_(path), db_(db), schema_minor_(schema_minor), run_(*run) {}
 
   Status Load();
 
@@ -70,6 +71,7 @@ class RunLoader {
 
   const std::string& path_;
   const sqlite::Db& db_;
+  const int schema_minor_;
   Run& run_;
   std::vector<std::string> strings_;
 };
@@ -268,7 +270,9 @@ Status RunLoader::Transfers() {
 
 Status RunLoader::ApiCalls() {
   run_.api_calls.reserve(Count("api_calls"));
-  return Scan("SELECT id, name, domain, thread, start_ns, end_ns, correlation, stack FROM api_calls",
+  // Files of schema 1.0 have no count: one row, one call.
+  return Scan(schema_minor_ >= 1 ? "SELECT id, name, domain, thread, start_ns, end_ns, correlation, stack, count FROM api_calls"
+                                 : "SELECT id, name, domain, thread, start_ns, end_ns, correlation, stack, 1 FROM api_calls",
               [&](Stmt& q) -> Status {
                 MAGNETON_RETURN_IF_ERROR(Dense("api_calls", q.Int64(0), run_.api_calls.size()));
                 ApiCall& a = run_.api_calls.emplace_back();
@@ -280,6 +284,8 @@ Status RunLoader::ApiCalls() {
                 a.end_ns = q.Int64(5);
                 a.correlation = q.Int64(6);
                 a.stack = q.Int64(7);
+                a.count = q.Int64(8);
+                if (a.count < 1) return Corrupt(fmt::format("api call {} stands for {} calls", a.id, a.count));
                 return Status::Ok();
               });
 }
@@ -425,7 +431,7 @@ Result<Run> LoadRun(const std::string& path) {
   int rc = opened->db.Exec("BEGIN");
   if (rc != SQLITE_OK) return store::ReadError(opened->db, path, rc);
   Run run;
-  RunLoader loader(path, opened->db, &run);
+  RunLoader loader(path, opened->db, opened->schema_minor, &run);
   MAGNETON_RETURN_IF_ERROR(loader.Load());
   if (!opened->complete)
     run.stats.push_back(Stat{"store.incomplete", "data_loss", 1,

@@ -403,7 +403,7 @@ Status SqliteRunWriter::Add(const ApiCall& a) {
   MAGNETON_RETURN_IF_ERROR(CheckId("api call", a.id, &next_.api_calls));
   const int64_t name = Intern(a.name), domain = Intern(a.domain);
   Row& r = pending_.Push(RowKind::kApiCall);
-  int64_t values[] = {a.id, name, domain, a.thread, a.start_ns, a.end_ns, a.correlation, a.stack};
+  int64_t values[] = {a.id, name, domain, a.thread, a.start_ns, a.end_ns, a.correlation, a.stack, a.count};
   std::copy(std::begin(values), std::end(values), r.v);
   return Queued(lock);
 }

@@ -146,7 +146,8 @@ std::string FindingHtml(const Finding& f, size_t index, const DiffReport& r) {
       FormatPct(f.cost_delta_pct), FormatPct(f.time_delta_pct, true), f.regions.size(),
       f.regions.size() == 1 ? "" : "s",
       f.outputs_compared ? fmt::format("outputs differ by {:.2g}%", f.output_rel_diff * 100)
-                         : "outputs not compared (matched by NVTX range name)");
+                         : fmt::format("outputs not compared (matched by {})",
+                                       r.matched_by_kernels ? "kernel sequence" : "NVTX range name"));
   out += BarChart({{"a", f.a.cost(), FormatCost(f.a.cost(), u), kColorA},
                    {"b", f.b.cost(), FormatCost(f.b.cost(), u), kColorB}},
                   520, u == "J" ? "energy of a and b" : "time of a and b (energy unmeasured)");

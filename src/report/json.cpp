@@ -41,7 +41,8 @@ json Counts(const std::vector<NamedCount>& v) {
 
 json EvidenceJson(const Evidence& e) {
   json config = json::array(), params = json::array();
-  for (const auto& c : e.config) config.push_back({{"key", c.key}, {"a", c.value_a}, {"b", c.value_b}});
+  for (const auto& c : e.config)
+    config.push_back({{"key", c.key}, {"a", c.value_a}, {"b", c.value_b}, {"by_rule", c.by_rule}});
   for (const auto& p : e.params)
     params.push_back(
         {{"subject", p.subject}, {"parameter", p.parameter}, {"a", p.value_a}, {"b", p.value_b}});
@@ -145,7 +146,8 @@ json DiffToJson(const DiffReport& r, const RunPaths& paths) {
                        {"ops_b", p.ops_b},
                        {"a", Cost(p.a)},
                        {"b", Cost(p.b)},
-                       {"output_rel_diff", r.matched_by_range ? json(nullptr) : Num(p.output_rel_diff)}});
+                       {"output_rel_diff",
+                        r.matched_by_range || r.matched_by_kernels ? json(nullptr) : Num(p.output_rel_diff)}});
   for (const auto& c : r.config) config.push_back({{"key", c.key}, {"a", c.value_a}, {"b", c.value_b}});
   const auto& o = r.options;
   return {{"schema_version", DiffReport::kSchemaVersion},
@@ -170,7 +172,7 @@ json DiffToJson(const DiffReport& r, const RunPaths& paths) {
             {"saved_per_iteration", Num(r.total_saved_per_iteration())},
             {"saved_pct_of_run", Num(saved_pct)},
             {"regions", r.regions.size()},
-            {"matched_by", r.matched_by_range ? "nvtx_range" : "values"},
+            {"matched_by", r.matched_by_range ? "nvtx_range" : r.matched_by_kernels ? "kernels" : "values"},
             {"host_time_ratio", Num(r.host_time_ratio)},
             {"matched_share", {{"a", Num(r.matched_share_a)}, {"b", Num(r.matched_share_b)}}},
             {"unmatched_ops", {{"a", r.unmatched_ops_a}, {"b", r.unmatched_ops_b}}}}},

@@ -99,11 +99,15 @@ void RenderEvidence(std::string& out, const Evidence& e, const Style& st) {
                        d.common.empty() ? "" : " (" + analysis::Describe(d.common) + ")",
                        d.frame_a.empty() ? "-" : analysis::Describe(d.frame_a),
                        d.frame_b.empty() ? "-" : analysis::Describe(d.frame_b));
+  } else if (e.kind == EvidenceClass::kKernels && d.depth > 0) {
+    out += fmt::format("        launch call paths the same down to {}: the kernel is chosen below it\n",
+                       analysis::Describe(d.common));
   } else if (e.kind == EvidenceClass::kKernels && d.depth < 0) {
     out += "        launch call paths: not recorded\n";
   }
   for (const auto& c : e.config)
-    out += fmt::format("        config {}: a={} b={}\n", c.key, c.value_a, c.value_b);
+    out += fmt::format("        config {}: a={} b={}{}\n", c.key, c.value_a, c.value_b,
+                       c.by_rule ? "" : " (differs; no rule names it)");
   for (const auto& p : e.params)
     out += fmt::format("        {} {}: a={} b={}\n", p.subject, p.parameter, p.value_a, p.value_b);
 }
@@ -132,7 +136,8 @@ std::string Header(const DiffReport& r, const TableOptions& o, const char* what)
   out += AccountLine('b', r.b, r.cost_unit);
   out += fmt::format("  matched {} region{} holding {} of a's cost per iteration and {} of b's; unmatched {}: a {}, b {}\n",
                      r.regions.size(), r.regions.size() == 1 ? "" : "s", FormatPct(r.matched_share_a * 100),
-                     FormatPct(r.matched_share_b * 100), r.matched_by_range ? "NVTX ranges" : "ops",
+                     FormatPct(r.matched_share_b * 100),
+                     r.matched_by_range ? "NVTX ranges" : r.matched_by_kernels ? "kernels" : "ops",
                      r.unmatched_ops_a, r.unmatched_ops_b);
   for (const auto& n : r.notes) out += fmt::format("  note: {}\n", n);
   return out;

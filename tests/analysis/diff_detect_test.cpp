@@ -123,6 +123,36 @@ TEST(DiffDetect, InconsistentInstancesAreNoise) {
   EXPECT_GT(f.noise_pct, 30);
 }
 
+// A region the lean side does for free (its ops launch nothing: a view against
+// a copy) has no ratio, but its instances still say whether the extra cost is real.
+Finding FreeOnB(std::vector<double> a_instances) {
+  Finding f;
+  f.costly = 'a';
+  f.a.source = f.b.source = CostSource::kAttributed;
+  f.a.joules = 0;
+  for (double x : a_instances) f.a.joules += x / static_cast<double>(a_instances.size());
+  f.a.seconds = 1e-3;
+  f.b.joules = 0;
+  f.b.seconds = 0;
+  f.a.instances = std::move(a_instances);
+  f.b.instances.assign(f.a.instances.size(), 0.0);
+  return f;
+}
+
+TEST(DiffDetect, ARegionTheLeanSideDoesForFreeIsStillTestedForConsistency) {
+  Finding steady = FreeOnB({0.10, 0.11, 0.09, 0.10, 0.10, 0.12});
+  Judge(steady, 1.0, DiffOptions{}, /*energy=*/true);
+  EXPECT_EQ(steady.verdict, Verdict::kWaste) << steady.why;
+  EXPECT_EQ(steady.why.find("inf"), std::string::npos) << steady.why;
+  EXPECT_NE(steady.why.find("where b costs nothing measurable"), std::string::npos) << steady.why;
+  EXPECT_LT(steady.noise_pct, 20);
+  // The extra cost shows in one repetition only: not consistent, so noise.
+  Finding once = FreeOnB({0.6, 0.0, 0.0, 0.0, 0.0, 0.0});
+  Judge(once, 1.0, DiffOptions{}, /*energy=*/true);
+  EXPECT_EQ(once.verdict, Verdict::kNoise) << once.why;
+  EXPECT_NE(once.why.find("not consistent over 6 instances"), std::string::npos) << once.why;
+}
+
 TEST(DiffDetect, AGroupOfSeveralRegionsHasOneInstancePerRegion) {
   // The first region's repetitions (a measured pass) would pair up across the
   // sides, and swamp the other regions in the consistency test.

@@ -1,5 +1,5 @@
 // Fused XLA operators (fused_regions.h) on the torch-vs-jax case as recorded on
-// the H200 (cases/torch-vs-jax/runs): the JAX side's bias add and relu run
+// the H200 (tests/data/diff/gpu/torch_vs_jax_*.mgt): the JAX side's bias add and relu run
 // inside the convolution's kernels, so alone they cost nothing.
 #include <gtest/gtest.h>
 
@@ -13,15 +13,15 @@
 namespace magneton::analysis {
 namespace {
 
-const std::string kRuns = testing::CaseRuns("torch-vs-jax");
+const std::string kRuns = testing::GpuRuns();
 
 bool Has(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 TEST(DiffFused, FusedJaxOperatorsJoinTheRegionWhoseKernelsDidTheirWork) {
-  LOAD_RUN_OR_SKIP(kRuns + "wasteful.mgt", a);
-  LOAD_RUN_OR_SKIP(kRuns + "efficient.mgt", b);
+  LOAD_RUN_OR_SKIP(kRuns + "torch_vs_jax_torch.mgt", a);
+  LOAD_RUN_OR_SKIP(kRuns + "torch_vs_jax_jax.mgt", b);
   auto r = DiffRuns(*a, *b, nullptr, nullptr, DiffOptions{});
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_FALSE(r->regions.empty());

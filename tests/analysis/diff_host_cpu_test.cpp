@@ -100,12 +100,16 @@ TEST(DiffHostCpu, MagnetonsOwnThreadsAreLeftOut) {
   own.id = static_cast<int64_t>(a.series.size());
   own.sensor = "cpu.time.thread.4250.mgt-nvml";
   for (auto& v : own.value) v *= 15;  // 0.3 of a core
-  for (size_t i = 0; i < own.value.size(); ++i) a.series[0].value[i] += own.value[i];
+  for (size_t i = 0; i < own.value.size(); ++i) {
+    a.series[0].value[i] += own.value[i];
+    a.series[2].value[i] += 5.0 * own.value[i];  // the sampler's estimate: the process's CPU time x 5 W
+  }
   a.series.push_back(own);
   HostCpuUse use = MeasureHostCpu(a, 1);
   double wall = (a.info.end_ns - a.info.start_ns) * 1e-9;
   EXPECT_NEAR(use.own_s, 0.98 * 0.02 * 15 * wall, 1e-9);
   EXPECT_NEAR(use.cpu_s, 0.02 * wall, 1e-9);
+  EXPECT_NEAR(use.estimate_j, 5.0 * use.cpu_s, 1e-9);  // the program's CPU energy, not the recorder's
   EXPECT_EQ(use.busiest_thread, "pt_main_thread (tid 4242)");
   EXPECT_EQ(HostFinding(DiffPair(p)), nullptr);  // without leaving it out: 16x b's CPU time
 }

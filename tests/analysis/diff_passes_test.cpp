@@ -146,6 +146,31 @@ TEST(DiffPasses, KernelsOfAMeasuredPassWithoutOpsGetTheRecordedOps) {
   EXPECT_NE(none.error().message.find("the recording pass holds no kernels"), std::string::npos);
 }
 
+TEST(DiffPasses, KernelsOfAMeasuredPassTakeTheirCallPathsFromTheRecordedOps) {
+  // TF32 off in a: the same operator launches another GEMM. The measured
+  // passes hold kernels only, with no stack and no op of their own.
+  fixture::Pair p = fixture::Tf32Pair(4, 1.35, 1.5);
+  auto one = [](const std::string&) { return 1.0; };
+  magneton::Run ma = fixture::TimelinePass(p.a.b.run, 6, one, 100'000), mb = fixture::TimelinePass(p.b.b.run, 6, one, 100'000);
+  for (magneton::Run* m : {&ma, &mb})
+    for (auto& k : m->kernels) k.stack = kNone;
+  energy::Attribution ea = p.a.Energy(), eb = p.b.Energy();
+  energy::Attribution mea = energy::Attribute(ma), meb = energy::Attribute(mb);
+  auto r = Diff(DiffInput{&p.a.b.run, &ea, &ma, &mea}, DiffInput{&p.b.b.run, &eb, &mb, &meb}, p.match, {});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const Finding& f = r->findings.at(0);
+  ASSERT_EQ(f.evidence_class(), EvidenceClass::kKernels) << f.label;
+  const Evidence& e = f.evidence[0];
+  ASSERT_FALSE(e.only_a.empty());
+  // The kernel's call site is the line of the model that called the operator...
+  EXPECT_EQ(e.only_a[0].call_site.line, 57) << e.only_a[0].call_site.file;
+  // ...and both launch paths are recorded: the same down to the operator, so
+  // the kernel was chosen inside it (by the library, its inputs or a key).
+  EXPECT_GT(e.divergence.depth, 0);
+  EXPECT_TRUE(e.divergence.frame_a.empty() && e.divergence.frame_b.empty());
+  EXPECT_EQ(e.divergence.common.line, 134);  // torch/nn/modules/linear.py, the innermost shared frame
+}
+
 TEST(DiffPasses, TimelinePassesCostRegionsAndAccountForTheWholeIteration) {
   // b's GEMM runs 1.5x as long at the same power: 1.5x the energy.
   fixture::Pair p = fixture::Conv1DPair(4, 1, 1.0, 1.0);

@@ -1,10 +1,10 @@
 // The diff of runs that hold kernels and NVTX ranges but no operator values
 // (range_regions.h): the cublas-engine case as recorded on the H200
-// (cases/cublas-engine/runs: one chain of fp32 GEMMs, CUBLAS_COMPUTE_32F vs
+// (tests/data/diff/gpu/engine_*.mgt: one chain of fp32 GEMMs, CUBLAS_COMPUTE_32F vs
 // CUBLAS_COMPUTE_32F_FAST_TF32), and engine-shaped runs built here.
 //
-// The case's runs and tests/data/diff/gpu/engine_fp32_again.mgt (a second
-// FP32 recording) were made on the H200 (2026-12-04, driver 580.159.04), each
+// engine_fp32.mgt, engine_tf32.mgt (the case's runs) and engine_fp32_again.mgt
+// (a second FP32 recording) were made on the H200 (2026-12-04, driver 580.159.04), each
 // `magneton record --api all --only-ranges magneton.case/measured -- engine
 // --compute fp32|tf32 --seconds 1 --warmup 1`. They hold the launches (CUDA
 // API calls), so every GEMM counts in the layer range that launched it.
@@ -20,8 +20,7 @@
 namespace magneton::analysis {
 namespace {
 
-const std::string kRuns = testing::CaseRuns("cublas-engine");
-const std::string kGpu = std::string(MAGNETON_TEST_DATA) + "/diff/gpu/";
+const std::string kGpu = testing::GpuRuns();
 
 bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
@@ -35,8 +34,8 @@ bool Names(const std::vector<NamedCount>& v, const std::string& part) {
 
 
 TEST(DiffRanges, CublasEngineFp32GemmsAreWasteAgainstTf32) {
-  LOAD_RUN_OR_SKIP(kRuns + "wasteful.mgt", a);
-  LOAD_RUN_OR_SKIP(kRuns + "efficient.mgt", b);
+  LOAD_RUN_OR_SKIP(kGpu + "engine_fp32.mgt", a);
+  LOAD_RUN_OR_SKIP(kGpu + "engine_tf32.mgt", b);
   ASSERT_TRUE(a->ops.empty() && b->ops.empty());
   ASSERT_TRUE(MatchesByRanges(*a, *b));
   auto r = DiffRuns(*a, *b, nullptr, nullptr, DiffOptions{});
@@ -102,8 +101,8 @@ TEST(DiffRanges, CublasEngineFp32GemmsAreWasteAgainstTf32) {
 }
 
 TEST(DiffRanges, TheSameRecordingTwiceIsNoWaste) {
-  for (const char* file : {"wasteful.mgt", "efficient.mgt"}) {
-    LOAD_RUN_OR_SKIP(kRuns + file, run);
+  for (const char* file : {"engine_fp32.mgt", "engine_tf32.mgt"}) {
+    LOAD_RUN_OR_SKIP(kGpu + file, run);
     auto r = DiffRuns(*run, *run, nullptr, nullptr, DiffOptions{});
     ASSERT_TRUE(r.ok()) << r.error().message;
     EXPECT_TRUE(r->matched_by_range);
@@ -114,7 +113,7 @@ TEST(DiffRanges, TheSameRecordingTwiceIsNoWaste) {
 }
 
 TEST(DiffRanges, TwoRecordingsOfTheSameSideAreNoWaste) {
-  LOAD_RUN_OR_SKIP(kRuns + "wasteful.mgt", a);
+  LOAD_RUN_OR_SKIP(kGpu + "engine_fp32.mgt", a);
   LOAD_RUN_OR_SKIP(kGpu + "engine_fp32_again.mgt", b);
   auto r = DiffRuns(*a, *b, nullptr, nullptr, DiffOptions{});
   ASSERT_TRUE(r.ok()) << r.error().message;

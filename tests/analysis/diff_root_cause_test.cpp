@@ -132,6 +132,43 @@ TEST(DiffRootCause, KeysARunDoesNotSnapshotSteerNothing) {
   EXPECT_TRUE(listed);  // the report still lists every differing key
 }
 
+TEST(DiffRootCause, KeysNoRuleNamesAreCandidatesWhereNothingElseDiffers) {
+  // Different GEMM kernels for the same operator on the same inputs, and no
+  // TF32 key differs: a key no rule knows did it (here: the BLAS library).
+  Pair p = fixture::Tf32Pair(8, 1.35, 1.5);
+  p.b.b.run.config = p.a.b.run.config;
+  p.a.b.run.config["torch.backends.cuda.preferred_blas_library"] = "cublas";
+  p.b.b.run.config["torch.backends.cuda.preferred_blas_library"] = "cublaslt";
+  p.a.b.run.config["env.CUBLAS_WORKSPACE_CONFIG"] = ":16:8";
+  p.b.b.run.config["env.CUBLAS_WORKSPACE_CONFIG"] = ":4096:8";
+  p.b.b.run.config["version.cuda"] = "13.0";
+  p.a.b.run.config["version.cuda"] = "12.8";
+  DiffReport r = DiffPair(p);
+  const Finding& f = r.findings.at(0);
+  ASSERT_EQ(f.evidence_class(), EvidenceClass::kKernels) << f.label;
+  const auto& keys = f.evidence[0].config;
+  ASSERT_EQ(keys.size(), 3u);
+  // The operators' own framework first, then the environment, then the rest.
+  EXPECT_EQ(keys[0].key, "torch.backends.cuda.preferred_blas_library");
+  EXPECT_EQ(keys[1].key, "env.CUBLAS_WORKSPACE_CONFIG");
+  EXPECT_EQ(keys[2].key, "version.cuda");
+  for (const auto& k : keys) EXPECT_FALSE(k.by_rule) << k.key;
+  EXPECT_FALSE(HasRule(f, "tf32-matmul-off"));
+  // Where the inputs' layouts differ, they explain the kernels: no candidates.
+  Pair strided = fixture::LaunchPair(5, 1.3);
+  strided.a.b.run.config["torch.backends.cuda.preferred_blas_library"] = "cublas";
+  DiffReport s = DiffPair(strided);
+  for (const auto& e : s.findings.at(0).evidence)
+    for (const auto& k : e.config) EXPECT_TRUE(k.by_rule) << k.key;
+  // Where the operators differ (addmm against mm + add), they explain the kernels.
+  Pair ops = fixture::Conv1DPair(12, 1, 0.80, 1.0);
+  ops.a.b.run.config["torch.backends.cuda.preferred_blas_library"] = "cublas";
+  ops.b.b.run.config["torch.backends.cuda.preferred_blas_library"] = "cublaslt";
+  DiffReport o = DiffPair(ops);
+  ASSERT_EQ(o.findings.at(0).evidence_class(), EvidenceClass::kOperators);
+  for (const auto& e : o.findings.at(0).evidence) EXPECT_TRUE(e.config.empty()) << ToString(e.kind);
+}
+
 TEST(DiffRootCause, SameKernelsDifferentLaunchAndLayout) {
   Pair p = fixture::LaunchPair(5, 1.3);
   DiffReport r = DiffPair(p);

@@ -167,6 +167,32 @@ TEST(RegionMatch, UnrelatedProgramsMatchNothing) {
   EXPECT_TRUE(r.tensor_pairs.empty());
 }
 
+// Recorded on the CPU (scripts/record_fixture.py eig): a covariance's
+// eigenvalues by the general solver (then sorted) against the symmetric one,
+// and rows sampled only if they are all positive. The check ends in a Python
+// bool, deeper on the general side: an op that writes no value must not be
+// taken for the program's output, or the two sides' outputs differ and
+// nothing matches (cases/hf-34570).
+TEST(RegionMatch, ACheckTheHostBranchesOnIsNotTheOutput) {
+  const std::string dir = std::string(MAGNETON_TEST_DATA) + "/torch/";
+  auto a = LoadRun(dir + "eig_general.mgt"), b = LoadRun(dir + "eig_symmetric.mgt");
+  ASSERT_TRUE(a.ok() && b.ok());
+  MatchResult m = MatchRuns(*a, *b);
+  testing::CheckWellFormed(m, *a, *b, MatchOptions{}.tolerance);
+  EXPECT_TRUE(m.unmatched_a.empty());
+  EXPECT_TRUE(m.unmatched_b.empty());
+  auto has = [](const magneton::Run& run, const std::vector<int64_t>& ops, const std::string& name) {
+    for (auto op : ops)
+      if (run.ops[op].name == name) return true;
+    return false;
+  };
+  bool solvers_paired = false;
+  for (const auto& r : m.regions)
+    solvers_paired |= has(*a, r.ops_a, "aten::linalg_eigvals") && has(*b, r.ops_b, "aten::linalg_eigvalsh");
+  EXPECT_TRUE(solvers_paired);
+  EXPECT_GT(m.regions.size(), 5u);
+}
+
 TEST(RegionMatch, RunsWithoutFingerprintsMatchNothingAndDoNotFail) {
   const tiny::Model m = tiny::Model::Random(1, 5);
   Recorded a = RecordModel(m, {}), b = RecordModel(m, {});

@@ -140,5 +140,125 @@ TEST(StepAlign, LongStepsAlignInLinearishTime) {
   EXPECT_EQ(al->repetitions.size(), 300u);
 }
 
+// FindSteps: the step of a stream that has no recording of it.
+
+TEST(FindSteps, TheLoopBetweenSetUpAndSummaryIsTheStep) {
+  Seq step = Step(), setup{40, 41, 42, 43}, summary{60, 61};
+  Seq stream = Repeat(step, 7, setup, summary);
+  auto al = FindSteps(stream, 0, "kernels");
+  ASSERT_TRUE(al.ok()) << al.error().message;
+  const int64_t n = static_cast<int64_t>(step.size());
+  EXPECT_EQ(al->step_end - al->step_begin, n);
+  ASSERT_EQ(al->repetitions.size(), 7u);
+  // The step starts where the loop does: at the embedding, not at whichever token found the period.
+  EXPECT_EQ(al->repetitions.front().begin, 4);
+  EXPECT_EQ(stream[al->step_begin], 1);
+  for (size_t r = 0; r < 7; ++r) EXPECT_EQ(al->repetitions[r].begin, 4 + static_cast<int64_t>(r) * n);
+  for (int64_t j = 0; j < 4; ++j) EXPECT_EQ(al->repetition_of[j], -1);  // set-up
+  EXPECT_EQ(al->repetition_of[stream.size() - 1], -1);                  // summary
+  // recorded_of names stream positions inside the cut step.
+  for (size_t j = 4; j < 4 + 7 * step.size(); ++j) {
+    ASSERT_GE(al->recorded_of[j], al->step_begin);
+    EXPECT_EQ(stream[al->recorded_of[j]], stream[j]);
+  }
+}
+
+TEST(FindSteps, AStepOfIdenticalLayersIsNotCutIntoLayers) {
+  // Twelve identical layers a step: layer tokens recur 12 times as often as
+  // the step's own, but the step also holds the embedding, head and loss.
+  Seq step = Step(12);
+  auto al = FindSteps(Repeat(step, 5, Seq{40}), 0, "kernels");
+  ASSERT_TRUE(al.ok()) << al.error().message;
+  EXPECT_EQ(al->step_end - al->step_begin, static_cast<int64_t>(step.size()));
+  EXPECT_EQ(al->repetitions.size(), 5u);
+}
+
+TEST(FindSteps, AWarmUpStepThatDiffersStaysOutsideOrCountsAsInexact) {
+  Seq step = Step(), warm = step;
+  for (auto& t : warm)
+    if (t == 12 || t == 13) t += 100;  // autotuning: other GEMMs in the first step
+  Seq stream = Repeat(step, 6, Seq{40, 41});
+  stream.insert(stream.begin() + 2, warm.begin(), warm.end());
+  auto al = FindSteps(stream, 0, "kernels");
+  ASSERT_TRUE(al.ok()) << al.error().message;
+  EXPECT_EQ(al->step_end - al->step_begin, static_cast<int64_t>(step.size()));
+  int64_t exact = 0;
+  for (const auto& r : al->repetitions) exact += r.exact;
+  EXPECT_EQ(exact, 6);
+  // Every exact repetition starts at the embedding.
+  for (const auto& r : al->repetitions) {
+    if (!r.exact) continue;
+    EXPECT_EQ(stream[r.begin], 1) << r.begin;
+  }
+  // The warm-up's other GEMMs align with nothing in the step.
+  for (int64_t j = 2; j < 2 + static_cast<int64_t>(warm.size()); ++j) {
+    if (stream[j] < 100) continue;
+    EXPECT_EQ(al->recorded_of[j], -1) << j;
+  }
+}
+
+TEST(FindSteps, ACopyNowAndThenIsAStrayItem) {
+  // A copy after some steps, at no fixed interval (a checkpoint when a loss improves).
+  Seq step = Step(2), stream;
+  for (int i = 0; i < 10; ++i) {
+    stream.insert(stream.end(), step.begin(), step.end());
+    if (i == 1 || i == 4 || i == 5 || i == 9) stream.push_back(77);
+  }
+  auto al = FindSteps(stream, 0, "kernels");
+  ASSERT_TRUE(al.ok()) << al.error().message;
+  EXPECT_EQ(al->step_end - al->step_begin, static_cast<int64_t>(step.size()));
+  EXPECT_EQ(al->repetitions.size(), 10u);
+  for (size_t j = 0; j < stream.size(); ++j) {
+    if (stream[j] != 77) continue;
+    EXPECT_EQ(al->recorded_of[j], -1);
+  }
+}
+
+TEST(FindSteps, AStepThatAlternatesIsTwoStepsLong) {
+  // Gradient accumulation: the optimizer (90..95) runs after every second
+  // step. A longer period wins when it aligns at least one more item per
+  // repetition: here six.
+  Seq fwd = Step(2), opt{90, 91, 92, 93, 94, 95}, stream;
+  for (int i = 0; i < 10; ++i) {
+    stream.insert(stream.end(), fwd.begin(), fwd.end());
+    if (i % 2 == 1) stream.insert(stream.end(), opt.begin(), opt.end());
+  }
+  auto al = FindSteps(stream, 0, "kernels");
+  ASSERT_TRUE(al.ok()) << al.error().message;
+  EXPECT_EQ(al->step_end - al->step_begin, static_cast<int64_t>(2 * fwd.size() + opt.size()));
+  EXPECT_EQ(al->repetitions.size(), 5u);
+  for (size_t j = 0; j < stream.size(); ++j) EXPECT_GE(al->recorded_of[j], 0) << j;
+}
+
+TEST(FindSteps, TheUsersIterationCountPicksThePeriod) {
+  // Nothing but identical layers: the stream itself cannot tell a step of
+  // four layers from one layer. --iterations 3 can.
+  Seq layer{10, 11, 12, 13, 14, 15};
+  Seq stream = Repeat(layer, 12);
+  auto free = FindSteps(stream, 0, "kernels");
+  ASSERT_TRUE(free.ok());
+  EXPECT_EQ(free->repetitions.size(), 12u);  // the shortest period
+  auto told = FindSteps(stream, 3, "kernels");
+  ASSERT_TRUE(told.ok()) << told.error().message;
+  EXPECT_EQ(told->repetitions.size(), 3u);
+  EXPECT_EQ(told->step_end - told->step_begin, 4 * static_cast<int64_t>(layer.size()));
+}
+
+TEST(FindSteps, AStreamWithoutRepetitionIsRefused) {
+  Seq once(40);
+  std::iota(once.begin(), once.end(), 100);
+  auto al = FindSteps(once, 0, "kernels");
+  ASSERT_FALSE(al.ok());
+  EXPECT_NE(al.error().message.find("no step repeats"), std::string::npos) << al.error().message;
+  EXPECT_FALSE(FindSteps({}, 0, "kernels").ok());
+}
+
+TEST(FindSteps, CommonSubsequencePairsTheSharedItemsInOrder) {
+  Seq a{1, 2, 3, 4, 5}, b{1, 9, 3, 4, 8, 5};
+  auto pairs = CommonSubsequence(a, b);
+  std::vector<std::pair<int64_t, int64_t>> want{{0, 0}, {2, 2}, {3, 3}, {4, 5}};
+  EXPECT_EQ(pairs, want);
+}
+
 }  // namespace
 }  // namespace magneton::analysis

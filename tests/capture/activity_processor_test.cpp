@@ -181,6 +181,94 @@ TEST(ActivityProcessor, ApiCallsAreNamedByTheResolver) {
   EXPECT_EQ(lookups, 2);  // once per callback id
 }
 
+// CUPTI's names for the callback ids these tests use (the live tracer asks libcupti).
+ProcessorOptions Named() {
+  ProcessorOptions o;
+  o.api_name = [](uint32_t, uint32_t cbid) -> std::string {
+    switch (cbid) {
+      case CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020: return "cudaEventQuery_v3020";
+      case CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020: return "cudaGetLastError_v3020";
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000: return "cudaLaunchKernel_v7000";
+      default: return "";
+    }
+  };
+  return o;
+}
+
+constexpr uint32_t kQuery = CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020;
+constexpr uint32_t kLastError = CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020;
+constexpr uint32_t kLaunch = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+
+// torch.cuda.Event.query() in a loop: cudaEventQuery, then cudaGetLastError to
+// clear "not ready", 1000 times on thread 5, before its next launch.
+std::vector<RawRecord> BusyWait(uint32_t thread, uint64_t t0, uint32_t correlation, int polls) {
+  std::vector<RawRecord> out;
+  for (int i = 0; i < polls; ++i, t0 += 10, correlation += 2) {
+    out.push_back(ApiRecord(true, kQuery, thread, correlation, t0, t0 + 4));
+    out.push_back(ApiRecord(true, kLastError, thread, correlation + 1, t0 + 5, t0 + 6));
+  }
+  return out;
+}
+
+TEST(ActivityProcessor, APollingLoopBecomesOneRowPerCallWithItsCount) {
+  TempDir dir;
+  auto records = BusyWait(5, 1000, 100, 1000);
+  records.push_back(ApiRecord(true, kLaunch, 6, 90, 1500, 1510));     // another thread, meanwhile
+  records.push_back(ApiRecord(true, kLaunch, 5, 5000, 20000, 20010));  // the polling thread moves on
+  records.push_back(ApiRecord(true, kQuery, 5, 5001, 20020, 20024));   // and polls once more
+  auto p = Process(dir, records, Named());
+  ASSERT_EQ(p.run.api_calls.size(), 5u);
+  std::map<std::string, std::vector<const ApiCall*>> by_name;
+  for (const auto& a : p.run.api_calls) by_name[a.name].push_back(&a);
+  ASSERT_EQ(by_name["cudaEventQuery_v3020"].size(), 2u);
+  const ApiCall& loop = *by_name["cudaEventQuery_v3020"][0];
+  EXPECT_EQ(loop.count, 1000);
+  EXPECT_EQ(loop.thread, 5);
+  EXPECT_EQ(loop.start_ns, 1000);          // the first poll's start...
+  EXPECT_EQ(loop.end_ns, 1000 + 9990 + 4);  // ...to the last one's end
+  EXPECT_EQ(loop.correlation, 100);
+  EXPECT_EQ(by_name["cudaEventQuery_v3020"][1]->count, 1);  // a new stretch after the launch
+  ASSERT_EQ(by_name["cudaGetLastError_v3020"].size(), 1u);
+  EXPECT_EQ(by_name["cudaGetLastError_v3020"][0]->count, 1000);
+  ASSERT_EQ(by_name["cudaLaunchKernel_v7000"].size(), 2u);
+  for (const ApiCall* launch : by_name["cudaLaunchKernel_v7000"]) EXPECT_EQ(launch->count, 1);
+  // The polls of thread 5 are written before its launch, which ended them.
+  EXPECT_LT(loop.id, by_name["cudaLaunchKernel_v7000"][1]->id);
+  EXPECT_EQ(p.counts.api_calls, 5);
+  EXPECT_EQ(p.counts.api_calls_folded, 1998);
+  ASSERT_NE(FindStat(p.run, "cupti_api_calls_folded"), nullptr);
+  EXPECT_EQ(FindStat(p.run, "cupti_api_calls_folded")->value, 1998);
+}
+
+TEST(ActivityProcessor, CallsOutsideAPollingLoopKeepARowEach) {
+  TempDir dir;
+  auto p = Process(dir,
+                   {ApiRecord(true, kLastError, 5, 1, 10, 11), ApiRecord(true, kLastError, 5, 2, 12, 13),
+                    ApiRecord(true, kLaunch, 5, 3, 14, 20), ApiRecord(true, kLaunch, 5, 4, 21, 30)},
+                   Named());
+  ASSERT_EQ(p.run.api_calls.size(), 4u);
+  for (const auto& a : p.run.api_calls) EXPECT_EQ(a.count, 1) << a.name;
+  EXPECT_EQ(FindStat(p.run, "cupti_api_calls_folded"), nullptr);
+}
+
+TEST(ActivityProcessor, APollingLoopIsWrittenAtTheEndOfEachBatch) {
+  TempDir dir;
+  auto writer = RunWriter::Create(dir / "run.mgt", RunInfo{});
+  ASSERT_TRUE(writer.ok()) << writer.error().message;
+  capture::ActivityProcessor processor(writer->get(), Named());
+  for (int batch = 0; batch < 2; ++batch) {
+    for (const RawRecord& r : BusyWait(5, 1000 + batch * 100000, 100 + batch * 10000, 50))
+      ASSERT_TRUE(processor.Process(r.get(), r.size).ok());
+    ASSERT_TRUE(processor.EndBatch().ok());
+  }
+  ASSERT_TRUE(processor.Finish(1'000'000).ok());
+  ASSERT_TRUE((*writer)->Close().ok());
+  auto run = LoadRun(dir / "run.mgt");
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  ASSERT_EQ(run->api_calls.size(), 4u);  // two names, once per batch: a loop never waits past a batch
+  for (const auto& a : run->api_calls) EXPECT_EQ(a.count, 50) << a.name;
+}
+
 TEST(ActivityProcessor, LaunchStacksAttachToKernelsAndApiCalls) {
   TempDir dir;
   ProcessorOptions o;

@@ -13,15 +13,25 @@ bool Has(const std::vector<CUpti_CallbackId>& ids, CUpti_CallbackId id) {
   return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
 
-TEST(ApiSelection, KeepsWorkAndWaitsDropsQueries) {
+TEST(ApiSelection, KeepsWorkWaitsAndPollsDropsSetup) {
   for (const char* kept : {"cudaLaunchKernel_v7000", "cuLaunchKernelEx", "cudaGraphLaunch_v10000", "cudaMemcpyAsync_v3020",
                            "cuMemcpyHtoDAsync_v2", "cudaMemsetAsync_v3020", "cudaStreamSynchronize_v3020",
-                           "cuCtxSynchronize", "cudaMalloc_v3020", "cuMemAlloc_v2", "cudaFree_v3020"})
+                           "cuCtxSynchronize", "cudaMalloc_v3020", "cuMemAlloc_v2", "cudaFree_v3020",
+                           "cudaEventQuery_v3020", "cuStreamQuery_ptsz"})
     EXPECT_TRUE(IsLaunchLikeApi(kept)) << kept;
   for (const char* dropped : {"cudaGetDevice_v3020", "cuGetProcAddress_v2", "cuDevicePrimaryCtxGetState",
                               "cudaGetLastError_v3020", "cudaStreamIsCapturing_v10000", "cuKernelGetName",
                               "cudaFuncSetAttribute_v9000", "cudaEventRecord_v3020"})
     EXPECT_FALSE(IsLaunchLikeApi(dropped)) << dropped;
+}
+
+TEST(ApiSelection, PollsAreTheStreamAndEventQueries) {
+  for (const char* poll : {"cudaStreamQuery_v3020", "cudaStreamQuery_ptsz_v7000", "cudaEventQuery_v3020", "cuStreamQuery",
+                           "cuEventQuery"})
+    EXPECT_TRUE(IsPollingApi(poll)) << poll;
+  for (const char* other : {"cudaEventSynchronize_v3020", "cudaGetLastError_v3020", "cudaPointerGetAttributes_v4000",
+                            "cuDeviceGetAttribute"})
+    EXPECT_FALSE(IsPollingApi(other)) << other;
 }
 
 TEST(ApiSelection, CallbackIdsComeFromLibcuptiNames) {

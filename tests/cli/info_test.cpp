@@ -33,7 +33,7 @@ TEST(InfoCommand, DescribesTheRun) {
   EXPECT_EQ(r.err, "");
   for (const char* expected :
        {"command   python train_step.py --batch 8", "host      sample-host  pid 4242", "clock     CLOCK_MONOTONIC",
-        "duration  2.50 s", "schema    1.0 (written by magneton 0.1.0)", "framework = torch 2.11.0",
+        "duration  2.50 s", "schema    1.1 (written by magneton 0.1.0)", "framework = torch 2.11.0",
         "Sample GPU", "GPU-0000-sample", "80 GiB",
         // every table is counted
         "  kernels            12", "  ops                 6   19 dataflow edges", "10 with fingerprints",
@@ -154,7 +154,7 @@ TEST(InfoCommand, NewerSchema) {
   ASSERT_EQ(sqlite3_exec(db, "UPDATE meta SET value = '99' WHERE key = 'schema_major'", nullptr, nullptr, nullptr),
             SQLITE_OK);
   sqlite3_close(db);
-  ExpectBadInput(path, "schema version 99.0 is newer than this magneton reads (1.0)");
+  ExpectBadInput(path, "schema version 99.1 is newer than this magneton reads (1.1)");
 }
 
 TEST(InfoCommand, Directory) {

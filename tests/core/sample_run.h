@@ -116,6 +116,9 @@ inline Run MakeSampleRun(int ops = 6, int kernels = 12) {
   run.api_calls = {
       ApiCall{0, "cudaLaunchKernel", "runtime", 7, run.info.start_ns + 40'000, run.info.start_ns + 45'000, 5000, 1},
       ApiCall{1, "cuMemcpyHtoDAsync_v2", "driver", 7, run.info.start_ns, run.info.start_ns + 5'000, 4000, kNone},
+      // A thread polling an event: 1200 calls in one row.
+      ApiCall{2, "cudaEventQuery", "runtime", 7, run.info.start_ns + 50'000, run.info.start_ns + 80'000, 5001, kNone,
+              1200},
   };
   run.ranges = {
       Range{0, "train_step", "magneton", 7, run.info.start_ns, run.info.end_ns, kNone},

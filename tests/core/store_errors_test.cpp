@@ -101,7 +101,7 @@ TEST_F(BadRunFile, GarbageOverDataPages) {
 
 TEST_F(BadRunFile, NewerMajorSchemaIsRefused) {
   ExecSql(path_, "UPDATE meta SET value = '99' WHERE key = 'schema_major'");
-  ExpectLoadFails(ErrorCode::kUnsupported, "schema version 99.0 is newer than this magneton reads (1.0)");
+  ExpectLoadFails(ErrorCode::kUnsupported, "schema version 99.1 is newer than this magneton reads (1.1)");
   auto h = ReadHeader(path_);
   ASSERT_FALSE(h.ok());
   EXPECT_EQ(h.error().code, ErrorCode::kUnsupported);
@@ -119,6 +119,21 @@ TEST_F(BadRunFile, NewerMinorSchemaLoads) {
   auto h = ReadHeader(path_);
   ASSERT_TRUE(h.ok());
   EXPECT_EQ(h->schema_minor, 7);
+}
+
+TEST_F(BadRunFile, SchemaOneZeroHasOneCallPerApiRow) {
+  // 1.0 files have no api_calls.count (docs/run-format.md, "Versioning").
+  ExecSql(path_, "UPDATE meta SET value = '0' WHERE key = 'schema_minor'; DROP VIEW api_calls_named;"
+                 "ALTER TABLE api_calls DROP COLUMN count;");
+  auto run = LoadRun(path_);
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  ASSERT_EQ(run->api_calls.size(), 3u);
+  for (const auto& a : run->api_calls) EXPECT_EQ(a.count, 1) << a.name;
+}
+
+TEST_F(BadRunFile, ApiRowStandingForNoCall) {
+  ExecSql(path_, "UPDATE api_calls SET count = 0 WHERE id = 2");
+  ExpectLoadFails(ErrorCode::kCorrupt, "api call 2 stands for 0 calls");
 }
 
 TEST_F(BadRunFile, MissingTable) {

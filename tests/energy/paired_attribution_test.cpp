@@ -1,13 +1,12 @@
 // Two runs compared are attributed alike (energy/paired_attribution.h): on
-// the H200 measured passes of the torch-vs-jax case (cases/torch-vs-jax/runs),
-// the PyTorch side alone falls back to the power-shaped curve while the JAX
-// side fits the activity model; together both get one model.
-#include "energy/paired_attribution.h"
-
+// the H200 measured passes of the torch-vs-jax case (tests/data/energy/,
+// make_paired.sh), the PyTorch side alone falls back to the power-shaped
+// curve while the JAX side fits the activity model; together both get one.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
+#include "energy/paired_attribution.h"
 #include "recorded_runs.h"
 
 namespace magneton::energy {
@@ -22,9 +21,9 @@ const DeviceEnergy& Gpu(const Attribution& e) {
 }
 
 TEST(PairedAttribution, RecordedRunsOnDifferentMethodsGetOneActivityModel) {
-  const std::string runs = testing::CaseRuns("torch-vs-jax");
-  LOAD_RUN_OR_SKIP(runs + "wasteful-measured.mgt", a);
-  LOAD_RUN_OR_SKIP(runs + "efficient-measured.mgt", b);
+  const std::string data = std::string(MAGNETON_TEST_DATA) + "/energy/";
+  LOAD_RUN_OR_SKIP(data + "torch_vs_jax_torch-measured.mgt", a);
+  LOAD_RUN_OR_SKIP(data + "torch_vs_jax_jax-measured.mgt", b);
   const DeviceEnergy alone_a = Gpu(Attribute(*a)), alone_b = Gpu(Attribute(*b));
   ASSERT_EQ(alone_a.method, "energy.total+power.instant");
   ASSERT_EQ(alone_b.method, "energy.total+activity");
@@ -47,9 +46,9 @@ TEST(PairedAttribution, RecordedRunsOnDifferentMethodsGetOneActivityModel) {
 }
 
 TEST(PairedAttribution, RunsOnTheSameMethodAreAttributedAsAlone) {
-  const std::string runs = testing::CaseRuns("pytorch-141210");
-  LOAD_RUN_OR_SKIP(runs + "wasteful-measured.mgt", a);
-  LOAD_RUN_OR_SKIP(runs + "efficient-measured.mgt", b);
+  // The UNet's measured passes with TF32 off and on (H200): both power-shaped alone.
+  LOAD_RUN_OR_SKIP(testing::GpuRuns() + "unet_fp32-measured.mgt", a);
+  LOAD_RUN_OR_SKIP(testing::GpuRuns() + "unet_tf32-measured.mgt", b);
   PairedAttribution p = AttributeAlike(*a, *b);
   EXPECT_TRUE(p.notes.empty());
   EXPECT_EQ(Gpu(p.a).method, Gpu(Attribute(*a)).method);

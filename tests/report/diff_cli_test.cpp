@@ -10,6 +10,8 @@
 #include <regex>
 #include <sstream>
 
+#include "../analysis/kernel_program.h"
+#include "core/store.h"
 #include "recorded_runs.h"
 
 namespace magneton::report {
@@ -74,15 +76,52 @@ TEST(DiffCli, SameProgramTwiceExitsZero) {
 
 // A C++ engine recorded by `magneton record` (no operators): matched by NVTX range.
 TEST(DiffCli, RunsWithoutOperatorsAreDiffedByNvtxRange) {
-  const std::string runs = testing::CaseRuns("cublas-engine");
-  if (!fs::exists(runs + "wasteful.mgt") || !fs::exists(runs + "efficient.mgt"))
-    GTEST_SKIP() << runs << " does not hold the cublas-engine recordings";
-  Result r = Magneton("diff " + runs + "wasteful.mgt " + runs + "efficient.mgt --color never");
+  const std::string fp32 = testing::GpuRuns() + "engine_fp32.mgt", tf32 = testing::GpuRuns() + "engine_tf32.mgt";
+  if (!fs::exists(fp32) || !fs::exists(tf32)) GTEST_SKIP() << "the cublas-engine recordings are not in the tree";
+  Result r = Magneton("diff " + fp32 + " " + tf32 + " --color never");
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("matched by NVTX range name"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("[kernels]"), std::string::npos) << r.out;
-  Result same = Magneton("diff " + runs + "wasteful.mgt " + runs + "wasteful.mgt --color never");
+  Result same = Magneton("diff " + fp32 + " " + fp32 + " --color never");
   EXPECT_EQ(same.code, 0) << same.out << same.err;
+}
+
+// Any CUDA program recorded whole (`magneton record -- prog`): no operators,
+// no NVTX ranges. Programs built here, and the cublas-engine case's H200
+// recordings with their NVTX ranges taken out, written as run files.
+TEST(DiffCli, RunsWithOnlyKernelsAreDiffedKernelByKernel) {
+  fixture::Variant tf32;
+  tf32.gemm = fixture::kTf32Gemm;
+  tf32.gemm_ns = 10'000;
+  fs::path dir = TempDir();
+  const std::string a = (dir / "fp32.mgt").string(), b = (dir / "tf32.mgt").string();
+  ASSERT_TRUE(SaveRun(fixture::Program("prog --tf32 off", {}, 8), a, true).ok());
+  ASSERT_TRUE(SaveRun(fixture::Program("prog --tf32 on", tf32, 8), b, true).ok());
+  Result r = Magneton("diff " + a + " " + b + " --color never");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("matched by kernel sequence"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[kernels] same place in the step, different kernels"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fix FP32 GEMM or convolution kernels where the other side uses TF32"), std::string::npos)
+      << r.out;
+  json j = json::parse(Magneton("diff " + a + " " + b + " --json").out);
+  EXPECT_EQ(j["summary"]["matched_by"], "kernels");
+  EXPECT_EQ(j["findings"][0]["outputs_compared"], false);
+  Result same = Magneton("diff " + a + " " + a + " --color never");
+  EXPECT_EQ(same.code, 0) << same.out << same.err;
+
+  const std::string runs = testing::CaseRuns("cublas-engine");
+  if (!fs::exists(runs + "wasteful.mgt") || !fs::exists(runs + "efficient.mgt"))
+    GTEST_SKIP() << runs << " does not hold the cublas-engine recordings";
+  for (auto [from, to] : {std::pair{runs + "wasteful.mgt", a}, std::pair{runs + "efficient.mgt", b}}) {
+    auto run = LoadRun(from);
+    ASSERT_TRUE(run.ok()) << run.error().message;
+    run->ranges.clear();
+    ASSERT_TRUE(SaveRun(*run, to, true).ok());
+  }
+  Result engine = Magneton("diff " + a + " " + b + " --color never");
+  EXPECT_EQ(engine.code, 1) << engine.out << engine.err;
+  EXPECT_NE(engine.out.find("matched by kernel sequence"), std::string::npos) << engine.out;
+  EXPECT_NE(engine.out.find("gemm_f32f32_f32f32_f32"), std::string::npos) << engine.out;
 }
 
 TEST(DiffCli, JsonFollowsTheSchema) {

@@ -2,6 +2,9 @@
 // shipped rules, for the report tests.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "../analysis/diff_fixture.h"
@@ -31,6 +34,19 @@ inline void AddPower(Run& run, double watts) {
   }
   run.series.push_back(p);
   run.series.push_back(e);
+}
+
+// The JSON of a diff whose regions were matched without values (NVTX ranges,
+// kernels): how, and that no finding or region compared outputs.
+inline void ExpectOutputsNotCompared(const nlohmann::json& j, const std::string& matched_by) {
+  EXPECT_EQ(j["summary"]["matched_by"], matched_by);
+  const auto& top = j["findings"][0];
+  EXPECT_EQ(top["verdict"], "waste");
+  EXPECT_EQ(top["evidence_class"], "kernels");
+  EXPECT_EQ(top["outputs_compared"], false);
+  EXPECT_TRUE(top["output_rel_diff"].is_null());
+  EXPECT_TRUE(j["regions"][0]["output_rel_diff"].is_null());
+  EXPECT_EQ(j["runs"]["a"]["ops"], 0);
 }
 
 struct ReportCase {

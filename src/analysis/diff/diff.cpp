@@ -17,6 +17,7 @@
 #include "analysis/diff/dispatch.h"
 #include "analysis/diff/host_cpu.h"
 #include "analysis/diff/host_time.h"
+#include "analysis/diff/kernel_regions.h"
 #include "analysis/diff/region_cost.h"
 #include "analysis/diff/root_cause.h"
 #include "analysis/diff/same_work.h"
@@ -67,7 +68,8 @@ RunSummary Summarize(const Run& run, const CostModel& cost, const energy::Attrib
   s.joules = whole.joules;
   s.seconds = whole.seconds;
   s.iterations = Iterations(run, o);
-  s.ops = std::count_if(run.ops.begin(), run.ops.end(), [](const Op& op) { return op.framework != "nvtx"; });
+  s.ops = std::count_if(run.ops.begin(), run.ops.end(),
+                        [](const Op& op) { return op.framework != "nvtx" && op.framework != kSegmentFramework; });
   s.kernels = static_cast<int64_t>(run.kernels.size());
   for (const auto& d : run.devices) s.devices.push_back(fmt::format("{} {}", d.kind, d.name));
   for (const auto& d : energy.devices) {
@@ -155,6 +157,10 @@ Status UseMeasuredPasses(const DiffInput& in, char side, CostModel& cost, std::v
           side, side));
     return Status::Ok();
   }
+  if (in.alignment) {  // placed by the caller, who also says how
+    cost.UseMeasuredPass(*in.measured, *in.measured_energy, *in.alignment);
+    return Status::Ok();
+  }
   auto alignment = AlignPasses(*in.run, *in.measured);
   if (!alignment.ok())
     return MakeError(ErrorCode::kInvalidArgument,
@@ -169,16 +175,10 @@ Status UseMeasuredPasses(const DiffInput& in, char side, CostModel& cost, std::v
                               al.exact == al.repeats ? "" : fmt::format("; {} identical to it", al.exact),
                               al.outside ? fmt::format("; {} measured {} outside the repetitions", al.outside, items)
                                          : ""));
-  if (al.unaligned > 0) {
-    std::vector<std::pair<int64_t, std::string>> names;
-    for (const auto& [name, count] : al.unaligned_names) names.emplace_back(count, name);
-    std::sort(names.rbegin(), names.rend());
-    std::vector<std::string> top;
-    for (size_t i = 0; i < names.size() && i < 3; ++i) top.push_back(fmt::format("{} x{}", names[i].second, names[i].first));
+  if (al.unaligned > 0)
     notes.push_back(fmt::format("run {}: {} measured {} inside the repetitions align with nothing recorded "
                                 "(their energy counts as unattributed): {}",
-                                side, al.unaligned, items, fmt::join(top, ", ")));
-  }
+                                side, al.unaligned, items, MostUnaligned(al)));
   return Status::Ok();
 }
 
@@ -282,7 +282,7 @@ Groups GroupRegions(const Run& a, const Run& b, const CostModel& ca, const CostM
     cost_a.instances.resize(n);
     cost_b.instances.resize(n);
     Finding& f = g.findings[gi];
-    f.outputs_compared = !match.by_range_name;
+    f.outputs_compared = match.by_values();
     f.regions.push_back(r.id);
     f.output_rel_diff = std::max(f.output_rel_diff, r.output_rel_diff);
     AddInstance(f.a, cost_a, f.regions.size() - 1);
@@ -381,7 +381,7 @@ void AddHostCpuFinding(const DiffInput& in_a, const DiffInput& in_b, const CostM
   auto f = HostCpuFinding(MeasureHostCpu(ra, ca.measured_repeats()), MeasureHostCpu(rb, cb.measured_repeats()), report,
                           ComparableKeys(*in_a.run, *in_b.run, report.config), options);
   if (!f) return;
-  f->outputs_compared = !report.matched_by_range;
+  f->outputs_compared = !report.matched_by_range && !report.matched_by_kernels;
   findings.push_back(std::move(*f));
 }
 
@@ -432,8 +432,11 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
   MAGNETON_RETURN_IF_ERROR(UseMeasuredPasses(in_a, 'a', ca, report.notes));
   MAGNETON_RETURN_IF_ERROR(UseMeasuredPasses(in_b, 'b', cb, report.notes));
   report.matched_by_range = matched.by_range_name;
-  NoteUnlinkedKernels(in_a, 'a', report.matched_by_range, report.notes);
-  NoteUnlinkedKernels(in_b, 'b', report.matched_by_range, report.notes);
+  report.matched_by_kernels = matched.by_kernels;
+  if (!matched.by_kernels) {  // segments hold every aligned kernel; the caller notes the rest
+    NoteUnlinkedKernels(in_a, 'a', report.matched_by_range, report.notes);
+    NoteUnlinkedKernels(in_b, 'b', report.matched_by_range, report.notes);
+  }
   report.a = Summarize(a, ca, in_a.measured ? *in_a.measured_energy : *in_a.energy, options);
   report.b = Summarize(b, cb, in_b.measured ? *in_b.measured_energy : *in_b.energy, options);
   ChooseUnit(report, ca, cb, in_a.measured ? *in_a.measured_energy : *in_a.energy,

@@ -11,6 +11,7 @@
 #include "analysis/diff/accounting.h"
 #include "analysis/diff/finding.h"
 #include "analysis/diff/iteration_timeline.h"
+#include "analysis/diff/pass_align.h"
 #include "analysis/diff/rules.h"
 #include "analysis/match/region_match.h"
 #include "core/run.h"
@@ -76,6 +77,7 @@ struct DiffReport {
   double host_time_ratio = 1;                       // b's host times were divided by this (1: not normalized)
   bool host_time_only = false;      // costs are CPU wall times of operators (no energy, no kernels)
   bool matched_by_range = false;    // regions are NVTX range paths matched by name (range_regions.h)
+  bool matched_by_kernels = false;  // regions are stretches of aligned kernel sequences (kernel_regions.h)
   std::vector<ConfigDelta> config;  // every key that differs between the snapshots
   std::vector<std::string> notes;   // what could not be measured, fallbacks taken
   SideTimelines timelines;          // one iteration of each side on its timeline (iteration_timeline.h)
@@ -92,6 +94,9 @@ struct DiffInput {
   const energy::Attribution* energy = nullptr;
   const Run* measured = nullptr;  // optional
   const energy::Attribution* measured_energy = nullptr;
+  // The measured pass already placed in repetitions and ops (a kernel-level
+  // diff, kernel_regions.h: each run is its own measured pass); null: AlignPasses.
+  const PassAlignment* alignment = nullptr;
 };
 
 // The pure core: runs, their match and their attribution in, report out.
@@ -104,7 +109,9 @@ DiffReport Diff(const Run& a, const Run& b, const MatchResult& match, const ener
 
 // Matches (MatchRuns) and attributes (Attribute), then Diff. measured_a/b may be null.
 // Runs with kernels and NVTX ranges but no operator values are matched by
-// range name instead (range_regions.h).
+// range name instead (range_regions.h); runs with kernels but neither values
+// nor ranges in common, kernel by kernel (kernel_regions.h). A measured pass
+// given with such a run is the one diffed.
 Result<DiffReport> DiffRuns(const Run& a, const Run& b, const Run* measured_a, const Run* measured_b,
                             const DiffOptions& options);
 

@@ -66,6 +66,9 @@ struct NamedCount {
 
 struct ConfigDelta {
   std::string key, value_a, value_b;  // "<unset>" when a side lacks the key
+  // In a finding: a rule names the key as steering this choice; false: no
+  // rule does, but it differs where nothing in the code or data does.
+  bool by_rule = true;
 };
 
 // A launch parameter or input layout that differs between paired kernels/ops.

@@ -86,15 +86,20 @@ HostCpuUse MeasureHostCpu(const Run& run, int64_t repeats) {
       use.busiest_thread = ThreadLabel(s.sensor);
     }
   }
-  use.cpu_s = std::max(0.0, use.cpu_s - use.own_s);
+  const double process_s = use.cpu_s;
+  use.cpu_s = std::max(0.0, process_s - use.own_s);
+  // The estimate is the process's CPU time x watts per core: the program's
+  // share of it is its share of the CPU time. RAPL measures the whole package
+  // (other processes too), which no per-thread share can split soundly.
+  const double program_share = process_s > 0 ? use.cpu_s / process_s : 1;
   for (const auto& e : energy::WindowEnergy(run, from, to))
     if (e.device.kind == "cpu") {
       double& j = e.estimate ? use.estimate_j : use.rapl_j;
-      j = (std::isnan(j) ? 0 : j) + e.joules / per;
+      j = (std::isnan(j) ? 0 : j) + e.joules / per * (e.estimate ? program_share : 1);
     }
   std::map<std::string, int64_t> calls;
   for (const auto& c : run.api_calls)
-    if (c.start_ns >= from && c.start_ns <= to && IsWaitCall(c.name)) ++calls[c.name];
+    if (c.start_ns >= from && c.start_ns <= to && IsWaitCall(c.name)) calls[c.name] += c.count;
   for (const auto& [name, n] : calls) use.syncs.push_back({name, n, 0, {}});
   return use;
 }

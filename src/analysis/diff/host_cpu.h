@@ -24,7 +24,7 @@ struct HostCpuUse {
   double wall_s = 0;             // the window's wall time
   double device_s = 0;           // kernel time on the devices (0: no kernels recorded)
   double rapl_j = kUnmeasured;      // CPU-package energy measured (RAPL), when the run has it
-  double estimate_j = kUnmeasured;  // CPU time x watts per core, when the run has the estimate
+  double estimate_j = kUnmeasured;  // cpu_s x watts per core (Magneton's threads left out), when the run has it
   std::string busiest_thread;    // "python (tid 1234)"
   double busiest_s = 0;          // that thread's CPU time
   double own_s = 0;              // Magneton's own threads ("mgt-*"): left out of cpu_s

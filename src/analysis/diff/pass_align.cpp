@@ -49,6 +49,16 @@ std::string DeviceWorkKey(const Run& run, const DeviceWork& w) {
   return fmt::format("{}|{}x{}x{}|{}x{}x{}", k.name, k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2]);
 }
 
+std::string MostUnaligned(const PassAlignment& al, size_t n) {
+  std::vector<std::pair<int64_t, std::string>> names;
+  for (const auto& [name, count] : al.unaligned_names) names.emplace_back(count, name);
+  std::sort(names.rbegin(), names.rend());
+  std::vector<std::string> top;
+  for (size_t i = 0; i < names.size() && i < n; ++i)
+    top.push_back(fmt::format("{} x{}", names[i].second, names[i].first));
+  return fmt::format("{}", fmt::join(top, ", "));
+}
+
 namespace {
 
 // Strings to small integers, shared by both passes so equal keys compare equal.

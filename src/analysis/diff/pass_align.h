@@ -54,6 +54,9 @@ struct PassAlignment {
   std::map<std::string, int64_t> unaligned_names;
 };
 
+// The measured items most often left unaligned, "name xN, ...", at most `n`.
+std::string MostUnaligned(const PassAlignment& alignment, size_t n = 3);
+
 // Fails, naming what differs, when the measured pass does not repeat the
 // recording's step, or when a measured pass without operators meets a
 // recording without kernels (recorded by an older Magneton).

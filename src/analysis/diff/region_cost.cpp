@@ -142,15 +142,18 @@ CostModel::Launched CostModel::KernelsOf(const std::vector<int64_t>& ops) const 
   for (auto op : ops)
     if (op >= 0 && op < static_cast<int64_t>(run_.ops.size()))
       for (auto o : Subtree(op)) in.insert(o);
-  Launched out{&source_run(), {}};
   const auto& kernels = source_run().kernels;
+  std::vector<std::pair<const Kernel*, int64_t>> ours;
   for (size_t k = 0; k < kernels.size(); ++k) {
-    const bool ours = measured_ ? alignment_.kernel_rep[k] == 0 && in.count(alignment_.kernel_op[k])
-                                : in.count(kernels[k].op) > 0;
-    if (ours) out.kernels.push_back(&kernels[k]);
+    const int64_t op = measured_ ? alignment_.kernel_op[k] : kernels[k].op;
+    if (in.count(op) && (!measured_ || alignment_.kernel_rep[k] == 0)) ours.emplace_back(&kernels[k], op);
   }
-  std::sort(out.kernels.begin(), out.kernels.end(),
-            [](const Kernel* x, const Kernel* y) { return x->start_ns < y->start_ns; });
+  std::sort(ours.begin(), ours.end(), [](const auto& x, const auto& y) { return x.first->start_ns < y.first->start_ns; });
+  Launched out{&source_run(), {}, {}};
+  for (const auto& [k, op] : ours) {
+    out.kernels.push_back(k);
+    out.ops.push_back(op);
+  }
   return out;
 }
 

@@ -58,10 +58,14 @@ class CostModel {
   std::vector<int64_t> Subtree(int64_t op) const;
   // The kernels these ops launched (nested ops included), by start time, and
   // the run they belong to: the measured pass's first repetition when there
-  // is one (the recording pass also ran the fingerprinting).
+  // is one (the recording pass also ran the fingerprinting). `ops`: for each
+  // kernel, the op of this (recording) run that launched it; a measured
+  // pass's kernels carry no op of their own, so their call paths are the
+  // recorded op's.
   struct Launched {
     const Run* run = nullptr;
     std::vector<const Kernel*> kernels;
+    std::vector<int64_t> ops;
   };
   Launched KernelsOf(const std::vector<int64_t>& ops) const;
   // Whether KernelsOf(ops) would find any, in the ops' own number of steps.

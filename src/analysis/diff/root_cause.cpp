@@ -14,6 +14,8 @@ namespace magneton::analysis {
 namespace {
 
 constexpr size_t kMaxParams = 12;
+// Differing keys named as candidates when no rule names one (CandidateKeys).
+constexpr size_t kMaxCandidateKeys = 8;
 
 // Every op of the region: the top-level ops and everything nested in them.
 std::vector<int64_t> AllOps(const RegionSide& s) {
@@ -49,18 +51,32 @@ std::vector<NamedCount> CountOps(const RegionSide& s, const std::vector<int64_t>
   return Sorted(std::move(by_name));
 }
 
-int64_t StackOfKernel(const Run& run, const Kernel& k) {
-  if (k.stack >= 0) return k.stack;
-  return k.op >= 0 && k.op < static_cast<int64_t>(run.ops.size()) ? run.ops[k.op].stack : kNone;
+// Where the i-th kernel a region side launched was launched from: its own
+// launch stack (native frames, `record --stacks`) where its run has one, else
+// the call path of the recorded op that launched it. A measured pass's kernels
+// have neither stack nor op; the recording pass's op stands for both passes.
+struct LaunchPath {
+  const Run* run = nullptr;
+  int64_t stack = kNone;
+};
+
+LaunchPath PathOf(const RegionSide& s, const CostModel::Launched& l, size_t i) {
+  const Kernel& k = *l.kernels[i];
+  if (k.stack >= 0 && k.stack < static_cast<int64_t>(l.run->stacks.size())) return {l.run, k.stack};
+  const int64_t op = l.ops[i];
+  if (op >= 0 && op < static_cast<int64_t>(s.run->ops.size())) return {s.run, s.run->ops[op].stack};
+  return {l.run, kNone};
 }
 
-std::vector<NamedCount> CountKernels(const Run& run, const std::vector<const Kernel*>& kernels) {
+std::vector<NamedCount> CountKernels(const RegionSide& s, const CostModel::Launched& l) {
   std::map<std::string, NamedCount> by_name;
-  for (const Kernel* k : kernels) {
+  for (size_t i = 0; i < l.kernels.size(); ++i) {
+    const Kernel* k = l.kernels[i];
     auto& nc = by_name[k->name];
     if (nc.count++ == 0) {
       nc.name = k->name;
-      nc.call_site = UserCallSite(run, StackOfKernel(run, *k));
+      LaunchPath p = PathOf(s, l, i);
+      nc.call_site = UserCallSite(*p.run, p.stack);
     }
     nc.seconds += (k->end_ns - k->start_ns) * 1e-9;
   }
@@ -224,13 +240,49 @@ int64_t FirstDiffering(const std::vector<int64_t>& ops, const Run& run, const st
   return ops.empty() ? kNone : ops.front();
 }
 
-// The costliest kernel on a side whose name the other side lacks (else its first).
-const Kernel* CostliestDiffering(const std::vector<const Kernel*>& ks, const std::vector<NamedCount>& only) {
-  const Kernel* best = nullptr;
-  for (const Kernel* k : ks)
+// The costliest kernel on a side whose name the other side lacks (else its
+// first): its index, -1 when the side launched none.
+int64_t CostliestDiffering(const std::vector<const Kernel*>& ks, const std::vector<NamedCount>& only) {
+  int64_t best = -1;
+  auto ns = [&](int64_t i) { return ks[i]->end_ns - ks[i]->start_ns; };
+  for (size_t i = 0; i < ks.size(); ++i)
     for (const auto& nc : only)
-      if (k->name == nc.name && (!best || k->end_ns - k->start_ns > best->end_ns - best->start_ns)) best = k;
-  return best ? best : (ks.empty() ? nullptr : ks.front());
+      if (ks[i]->name == nc.name && (best < 0 || ns(static_cast<int64_t>(i)) > ns(best))) best = static_cast<int64_t>(i);
+  return best >= 0 ? best : (ks.empty() ? -1 : 0);
+}
+
+// The same operators on the same input layouts launched different kernels (or
+// the same kernels differently): nothing in the code or the data tells the
+// sides apart, so whatever configuration differs can have steered the choice.
+// Keys of the region's frameworks first (torch.*, jax.*), then environment
+// variables, then the rest (library versions, devices), at most a few.
+std::vector<ConfigDelta> CandidateKeys(const std::vector<ConfigDelta>& config, const RegionSide& a,
+                                       const RegionSide& b) {
+  std::set<std::string> frameworks;
+  for (const RegionSide* s : {&a, &b})
+    for (auto op : *s->ops)
+      if (op >= 0 && op < static_cast<int64_t>(s->run->ops.size())) frameworks.insert(s->run->ops[op].framework + ".");
+  auto tier = [&](const std::string& key) {
+    for (const auto& ns : frameworks)
+      if (key.rfind(ns, 0) == 0) return 0;
+    return key.rfind("env.", 0) == 0 ? 1 : 2;
+  };
+  std::vector<ConfigDelta> out = config;
+  std::stable_sort(out.begin(), out.end(),
+                   [&](const ConfigDelta& x, const ConfigDelta& y) { return tier(x.key) < tier(y.key); });
+  if (out.size() > kMaxCandidateKeys) out.resize(kMaxCandidateKeys);
+  for (auto& d : out) d.by_rule = false;
+  return out;
+}
+
+// Evidence whose differences no code path or layout explains: different kernels
+// for the same operators on the same inputs, or only kernel launch parameters
+// differing. (Different operators explain different kernels.)
+bool OnlyConfigCanExplain(const Evidence& e, const RootCause& rc) {
+  if (rc.evidence.front().kind == EvidenceClass::kOperators) return false;
+  if (e.kind == EvidenceClass::kKernels) return e.params.empty();
+  return e.kind == EvidenceClass::kLaunch &&
+         std::all_of(e.params.begin(), e.params.end(), [](const ParamDelta& p) { return p.subject.rfind("kernel ", 0) == 0; });
 }
 
 std::vector<std::string> NamesOf(const std::vector<NamedCount>& v) {
@@ -379,7 +431,7 @@ RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
   auto launched_a = a.cost->KernelsOf(AllOps(a)), launched_b = b.cost->KernelsOf(AllOps(b));
   const auto& ka = launched_a.kernels;
   const auto& kb = launched_b.kernels;
-  auto kn_a = CountKernels(*launched_a.run, ka), kn_b = CountKernels(*launched_b.run, kb);
+  auto kn_a = CountKernels(a, launched_a), kn_b = CountKernels(b, launched_b);
 
   auto only_ops_a = Surplus(ops_a, ops_b), only_ops_b = Surplus(ops_b, ops_a);
   auto only_k_a = Surplus(kn_a, kn_b), only_k_b = Surplus(kn_b, kn_a);
@@ -415,22 +467,24 @@ RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
   if (!only_k_a.empty() || !only_k_b.empty()) {
     Evidence e;
     e.kind = EvidenceClass::kKernels;
-    // Regions of runs without operators are NVTX ranges (range_regions.h).
-    bool ranges = !wa.empty() && a.run->ops[wa.front()].framework == "nvtx";
+    // Regions of runs without operators are NVTX ranges (range_regions.h) or
+    // places in an aligned kernel sequence (kernel_regions.h).
+    const std::string framework = wa.empty() ? "" : a.run->ops[wa.front()].framework;
+    const char* same = framework == "nvtx" ? "NVTX range" : framework == "kernels" ? "place in the step" : "operators";
     e.summary = rc.evidence.empty() || rc.evidence.front().kind == EvidenceClass::kLaunch
-                    ? fmt::format("same {}, different kernels: a launches {}, b launches {}",
-                                  ranges ? "NVTX range" : "operators", Names(only_k_a), Names(only_k_b))
+                    ? fmt::format("same {}, different kernels: a launches {}, b launches {}", same,
+                                  Names(only_k_a), Names(only_k_b))
                     : fmt::format("different kernels: a launches {}, b launches {}", Names(only_k_a),
                                   Names(only_k_b));
     e.only_a = std::move(only_k_a);
     e.only_b = std::move(only_k_b);
     e.all_a = kn_a;
     e.all_b = kn_b;
-    const Kernel* xa = CostliestDiffering(ka, e.only_a);
-    const Kernel* xb = CostliestDiffering(kb, e.only_b);
-    if (xa && xb)
-      e.divergence = FirstDivergence(*launched_a.run, StackOfKernel(*launched_a.run, *xa), *launched_b.run,
-                                     StackOfKernel(*launched_b.run, *xb));
+    const int64_t xa = CostliestDiffering(ka, e.only_a), xb = CostliestDiffering(kb, e.only_b);
+    if (xa >= 0 && xb >= 0) {
+      LaunchPath pa = PathOf(a, launched_a, static_cast<size_t>(xa)), pb = PathOf(b, launched_b, static_cast<size_t>(xb));
+      e.divergence = FirstDivergence(*pa.run, pa.stack, *pb.run, pb.stack);
+    }
     e.params = LayoutDeltas(a, wa, b, wb);  // layouts steer kernel choice too
     rc.evidence.push_back(std::move(e));
   }
@@ -477,6 +531,8 @@ RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
           e.config.push_back(d);
       if (seen.insert(m.hit.id).second) rc.rules.push_back(std::move(m.hit));
     }
+    // No rule named a key: the keys that differ are still the only candidates.
+    if (e.config.empty() && OnlyConfigCanExplain(e, rc)) e.config = CandidateKeys(config, a, b);
   }
   return rc;
 }

@@ -10,6 +10,8 @@
 //     the next, is aligned with the recorded step; it is a repetition when at
 //     least half the step aligns. Items before, after and between
 //     repetitions are outside (set-up, warm-up, a summary).
+// A stream without a recording (FindSteps) is tiled by a stretch of itself,
+// one period long, for each period its recurring tokens suggest.
 #include "analysis/diff/step_align.h"
 
 #include <fmt/core.h>
@@ -18,6 +20,7 @@
 #include <cstdlib>
 #include <dtl/dtl.hpp>
 #include <map>
+#include <unordered_map>
 #include <utility>
 
 namespace magneton::analysis {
@@ -302,6 +305,132 @@ Result<StepAlignment> AlignSteps(const std::vector<int>& rec, const std::vector<
                                  rec.size(), what, mea.size(), period, best.best_of_step * 100, len,
                                  kMaxMissing * 100, best.best_of_window * 100, kMinOfWindow * 100));
   return std::move(out);
+}
+
+std::vector<std::pair<int64_t, int64_t>> CommonSubsequence(const std::vector<int>& a, const std::vector<int>& b) {
+  return CommonPairs(a, 0, static_cast<int64_t>(a.size()), b, 0, static_cast<int64_t>(b.size()));
+}
+
+Result<StepAlignment> TileSteps(const std::vector<int>& stream, int64_t begin, int64_t end, const std::string& what) {
+  if (begin < 0 || end > static_cast<int64_t>(stream.size()) || end <= begin)
+    return MakeError(ErrorCode::kInvalidArgument, fmt::format("no step of {} at [{}, {})", what, begin, end));
+  // The step's first item is the anchor, at phase 0: repetitions start where the step does.
+  const int token = stream[begin];
+  std::vector<int64_t> occurrences;
+  for (size_t j = 0; j < stream.size(); ++j)
+    if (stream[j] == token) occurrences.push_back(static_cast<int64_t>(j));
+  const auto per_step = static_cast<size_t>(std::count(stream.begin() + begin, stream.begin() + end, token));
+  const auto first = static_cast<size_t>(std::lower_bound(occurrences.begin(), occurrences.end(), begin) -
+                                         occurrences.begin());
+  std::vector<int64_t> starts;
+  for (size_t k = first % per_step; k < occurrences.size(); k += per_step) starts.push_back(occurrences[k]);
+  const int64_t len = end - begin;
+  Tiling t = Tile(stream, stream, RecordedStep{begin, end, 0, first}, starts, len, std::max<int64_t>(16, len / 4));
+  if (t.alignment.repetitions.empty())
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("the {} {} at [{}, {}) do not repeat", len, what, begin, end));
+  return std::move(t.alignment);
+}
+
+namespace {
+
+// Periods tried: at most this many, those the most tokens recur at first.
+constexpr size_t kMaxPeriods = 8;
+
+int64_t Aligned(const StepAlignment& al) {
+  return std::count_if(al.recorded_of.begin(), al.recorded_of.end(), [](int64_t r) { return r >= 0; });
+}
+
+// How many items before the first repetition still repeat the stretch one
+// period later: the periodic stretch starts that much earlier (less than a
+// period). Not when the period before it is a warm-up step, most of it the
+// step with some kernels picked otherwise: that step starts where the
+// repetitions do, and its tail matching theirs says nothing of where.
+int64_t PeriodicBefore(const std::vector<int>& stream, const StepAlignment& al) {
+  const int64_t period = al.step_end - al.step_begin, b = al.repetitions.front().begin;
+  if (b >= period && 2 * static_cast<int64_t>(CommonPairs(stream, b - period, b, stream, al.step_begin,
+                                                          al.step_end).size()) >= period)
+    return 0;
+  int64_t k = 0;
+  while (k + 1 < period && b - 1 - k >= 0 && stream[b - 1 - k] == stream[b - 1 - k + period]) ++k;
+  return k;
+}
+
+}  // namespace
+
+Result<StepAlignment> FindSteps(const std::vector<int>& stream, int64_t repetitions, const std::string& what) {
+  const int64_t n = static_cast<int64_t>(stream.size());
+  std::unordered_map<int, std::vector<int64_t>> at;
+  for (int64_t i = 0; i < n; ++i) at[stream[i]].push_back(i);
+  // A period per recurrence count: the median gap of the count's earliest
+  // token, kept when the token recurs over a quarter of the stream or more.
+  struct Candidate {
+    int64_t votes = 0, period = 0, begin = 0;
+  };
+  std::map<int64_t, Candidate> by_count;
+  std::map<int64_t, int64_t> first_of_count;  // count -> first position of its earliest token
+  for (const auto& [token, pos] : at) {
+    const int64_t c = static_cast<int64_t>(pos.size());
+    if (c < 2) continue;
+    Candidate& cand = by_count[c];
+    ++cand.votes;
+    if (first_of_count.count(c) && first_of_count[c] <= pos.front()) continue;
+    first_of_count[c] = pos.front();
+    cand.period = MedianGap(pos, 1, 0);
+    cand.begin = pos[pos.size() / 2];  // a middle occurrence: inside the loop
+  }
+  std::vector<Candidate> candidates;
+  for (const auto& [c, cand] : by_count)
+    if (cand.period > 0 && c * cand.period * 4 >= n && cand.begin + cand.period <= n) candidates.push_back(cand);
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& x, const Candidate& y) { return x.votes > y.votes; });
+  // Each period tiles the stream from where its periodic stretch starts,
+  // not from the token that suggested it.
+  auto tiled = [&](int64_t begin, int64_t end) -> Result<StepAlignment> {
+    auto al = TileSteps(stream, begin, end, what);
+    if (!al.ok()) return al;
+    if (int64_t k = PeriodicBefore(stream, *al); k > 0 && begin - k >= 0) {
+      auto shifted = TileSteps(stream, begin - k, end - k, what);
+      if (shifted.ok() && shifted->repetitions.size() >= al->repetitions.size()) return shifted;
+    }
+    return al;
+  };
+  std::vector<int64_t> periods;
+  std::vector<StepAlignment> tilings;
+  for (const auto& cand : candidates) {
+    if (periods.size() >= kMaxPeriods) break;
+    if (std::find(periods.begin(), periods.end(), cand.period) != periods.end()) continue;
+    periods.push_back(cand.period);
+    auto al = tiled(cand.begin, cand.begin + cand.period);
+    if (al.ok() && al->repetitions.size() >= 2) tilings.push_back(std::move(*al));
+  }
+  if (tilings.empty())
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("no step repeats in the {} {}: it holds no stretch that recurs at least twice",
+                                 n, what));
+  std::sort(tilings.begin(), tilings.end(), [](const StepAlignment& x, const StepAlignment& y) {
+    return x.step_end - x.step_begin < y.step_end - y.step_begin;
+  });
+  auto reps = [&](size_t t) { return static_cast<int64_t>(tilings[t].repetitions.size()); };
+  size_t best = 0;
+  for (size_t i = 1; i < tilings.size(); ++i) {
+    if (repetitions > 0) {
+      if (std::llabs(reps(i) - repetitions) < std::llabs(reps(best) - repetitions)) best = i;
+    } else if (Aligned(tilings[i]) >= Aligned(tilings[best]) + reps(i)) {
+      best = i;
+    }
+  }
+  StepAlignment& chosen = tilings[best];
+  // Told of fewer iterations than the stream repeats (a step of identical
+  // layers and nothing else): the step is that many periods.
+  if (const auto reps = static_cast<int64_t>(chosen.repetitions.size()); repetitions > 0 && reps >= 2 * repetitions) {
+    const int64_t times = (reps + repetitions / 2) / repetitions, len = chosen.step_end - chosen.step_begin;
+    const int64_t begin = chosen.repetitions.front().begin;
+    auto longer = tiled(begin, std::min(n, begin + times * len));
+    if (longer.ok() && std::llabs(static_cast<int64_t>(longer->repetitions.size()) - repetitions) < reps - repetitions)
+      chosen = std::move(*longer);
+  }
+  return std::move(chosen);
 }
 
 }  // namespace magneton::analysis

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -38,5 +39,27 @@ struct StepAlignment {
 // messages ("operators", "kernels and copies").
 Result<StepAlignment> AlignSteps(const std::vector<int>& recorded, const std::vector<int>& measured,
                                  const std::string& what);
+
+// The common pairs (index in a, index in b) of a longest common subsequence
+// of a and b, in order.
+std::vector<std::pair<int64_t, int64_t>> CommonSubsequence(const std::vector<int>& a, const std::vector<int>& b);
+
+// A stream with no recording of its step (a program recorded whole, kernels
+// only): its step is found by periodicity. The "recorded" sequence of the
+// result is the stream itself: step_begin/step_end cut one repetition of it
+// out of the stream, and recorded_of holds stream positions in that cut.
+//
+// TileSteps: the repetitions of stream[begin, end) in the stream.
+Result<StepAlignment> TileSteps(const std::vector<int>& stream, int64_t begin, int64_t end, const std::string& what);
+// FindSteps: the step, allowing set-up before the loop, a summary after it,
+// warm-up steps that differ and stray items. The period comes from tokens
+// that recur regularly; of the periods that tile the stream, the shortest
+// wins unless a longer one aligns at least one more item per repetition (a
+// step of identical layers is not cut into layers, and a token that happens
+// to recur every other step does not double it). The step starts where the
+// periodic stretch starts. `repetitions` > 0 (the user's --iterations): of
+// the periods that tile, the one whose repetition count is closest to it.
+// Fails when no step repeats at least twice.
+Result<StepAlignment> FindSteps(const std::vector<int>& stream, int64_t repetitions, const std::string& what);
 
 }  // namespace magneton::analysis

@@ -42,20 +42,38 @@ void Judge(Finding& f, double whole_costly, const DiffOptions& o, bool energy) {
   double h = hi.cost(), l = lo.cost();
   f.cost_delta_pct = Pct(h, l);
   f.time_delta_pct = Pct(hi.seconds, lo.seconds);
-  // Spread of the per-instance log ratio: how much one instance says.
-  std::vector<double> logs;
-  for (size_t i = 0; i < hi.instances.size() && i < lo.instances.size(); ++i)
-    if (hi.instances[i] > 0 && lo.instances[i] > 0)
-      logs.push_back(std::log(hi.instances[i] / lo.instances[i]));
+  // What one instance says: the per-instance log ratio. An instance where a
+  // side costs nothing (no device work of its own) has no log ratio; then
+  // every instance's difference is tested instead, relative to the costlier
+  // side's mean, so a region the lean side does for free is still tested.
+  std::vector<double> logs, diffs;
+  bool zero = false;
+  double hi_mean = 0;
+  const size_t n = std::min(hi.instances.size(), lo.instances.size());
+  for (size_t i = 0; i < n; ++i) {
+    const double x = hi.instances[i], y = lo.instances[i];
+    if (x > 0 && y > 0) logs.push_back(std::log(x / y));
+    zero = zero || ((x > 0) != (y > 0));
+    diffs.push_back(x - y);
+    hi_mean += x / static_cast<double>(n);
+  }
+  if (zero)
+    for (double& d : diffs) d = hi_mean > 0 ? d / hi_mean : 0;
+  const std::vector<double>& per = zero ? diffs : logs;
   double mean = 0, sd = 0;
-  for (double x : logs) mean += x;
-  if (!logs.empty()) mean /= static_cast<double>(logs.size());
-  for (double x : logs) sd += (x - mean) * (x - mean);
-  if (logs.size() > 1) sd = std::sqrt(sd / static_cast<double>(logs.size() - 1));
+  for (double x : per) mean += x;
+  if (!per.empty()) mean /= static_cast<double>(per.size());
+  for (double x : per) sd += (x - mean) * (x - mean);
+  if (per.size() > 1) sd = std::sqrt(sd / static_cast<double>(per.size() - 1));
   f.noise_pct = sd * 100;
-  double se = logs.size() > 1 ? sd / std::sqrt(static_cast<double>(logs.size())) : 0;
+  double se = per.size() > 1 ? sd / std::sqrt(static_cast<double>(per.size())) : 0;
   double share = whole_costly > 0 ? h / whole_costly : 0;
   const char* what = energy ? "energy" : "time (energy unmeasured)";
+  // "35.2% more energy", or what the lean side does for free has no ratio.
+  const char lean = f.costly == 'a' ? 'b' : 'a';
+  const std::string more =
+      l > 0 ? fmt::format("{:.1f}% more {}", f.cost_delta_pct, what)
+            : fmt::format("{:.3g} {} more {} where {} costs nothing measurable", h, energy ? "J" : "s", what, lean);
 
   f.verdict = Verdict::kNoise;
   if (h <= 0) {
@@ -66,25 +84,23 @@ void Judge(Finding& f, double whole_costly, const DiffOptions& o, bool energy) {
   } else if (share < o.min_share) {
     f.why = fmt::format("{:.3f}% of the run: too small to resolve (minimum {:.2f}%)", share * 100,
                         o.min_share * 100);
-  } else if (logs.size() >= 2 && mean <= o.significance * se) {
-    f.why = fmt::format("not consistent over {} instances (per-instance spread {:.0f}%)", logs.size(),
+  } else if (per.size() >= 2 && mean <= o.significance * se) {
+    f.why = fmt::format("not consistent over {} instances (per-instance spread {:.0f}%)", per.size(),
                         f.noise_pct);
   } else if (energy && hi.seconds < lo.seconds * (1 - o.max_speedup)) {
     f.verdict = Verdict::kTradeOff;
-    f.why = fmt::format("spends {:.1f}% more energy to run {:.1f}% faster", f.cost_delta_pct,
-                        (1 - hi.seconds / lo.seconds) * 100);
+    f.why = fmt::format("spends {} to run {:.1f}% faster", more, (1 - hi.seconds / lo.seconds) * 100);
   } else if (f.output_rel_diff > o.output_tolerance) {
     f.verdict = Verdict::kTradeOff;
-    f.why = fmt::format("spends {:.1f}% more {}, but the outputs differ by {:.2g}% (tolerance {:.2g}%)",
-                        f.cost_delta_pct, what, f.output_rel_diff * 100, o.output_tolerance * 100);
+    f.why = fmt::format("spends {}, but the outputs differ by {:.2g}% (tolerance {:.2g}%)", more,
+                        f.output_rel_diff * 100, o.output_tolerance * 100);
   } else {
     f.verdict = Verdict::kWaste;
     std::string outputs = f.outputs_compared
                               ? fmt::format("outputs agree within {:.2g}%", f.output_rel_diff * 100)
                               : std::string(kOutputsNotCompared);
-    f.why = energy ? fmt::format("{:.1f}% more energy, time {:+.1f}%, {}", f.cost_delta_pct, f.time_delta_pct,
-                                 outputs)
-                   : fmt::format("{:.1f}% more time (energy unmeasured), {}", f.cost_delta_pct, outputs);
+    f.why = energy && lo.seconds > 0 ? fmt::format("{}, time {:+.1f}%, {}", more, f.time_delta_pct, outputs)
+                                     : fmt::format("{}, {}", more, outputs);
   }
 }
 

@@ -50,8 +50,14 @@ void FindComponents(MatchSide& s) {
   std::vector<int32_t> dead_ends;
   for (int32_t v = 0; v < n; ++v)
     if (g.succ.size(v) == 0) dead_ends.push_back(v);
-  std::sort(dead_ends.begin(), dead_ends.end(),
-            [&](int32_t x, int32_t y) { return longest[x] != longest[y] ? longest[x] > longest[y] : x > y; });
+  // A dead end that wrote no value (aten::is_nonzero: a Python bool the host
+  // branches on) is no output of the computation: it never takes a main output's
+  // place from one that produces values, however deep it lies.
+  auto valued = [&](int32_t v) { return g.writes.size(v) > 0; };
+  std::sort(dead_ends.begin(), dead_ends.end(), [&](int32_t x, int32_t y) {
+    if (valued(x) != valued(y)) return valued(x);
+    return longest[x] != longest[y] ? longest[x] > longest[y] : x > y;
+  });
 
   // walk[v]: the dead end whose walk reached v first, -1 while unseen.
   std::vector<int32_t> walk(n, -1);

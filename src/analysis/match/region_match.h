@@ -36,9 +36,12 @@ struct MatchResult {
   std::vector<int64_t> unmatched_a, unmatched_b;
   std::vector<std::pair<int64_t, int64_t>> tensor_pairs;  // equivalent cut-point tensors (a, b)
   MatchStats stats;
-  // Regions are NVTX ranges paired by name (diff/range_regions.h), not by
-  // values: their outputs were never compared.
+  // Regions are NVTX ranges paired by name (diff/range_regions.h), or
+  // stretches of two aligned kernel sequences (diff/kernel_regions.h), not
+  // matched by values: their outputs were never compared.
   bool by_range_name = false;
+  bool by_kernels = false;
+  bool by_values() const { return !by_range_name && !by_kernels; }
 };
 
 struct MatchOptions {

@@ -4,6 +4,7 @@
 
 #include <fmt/core.h>
 
+#include "capture/cupti/api_selection.h"
 #include "capture/cupti/demangle.h"
 #include "core/store.h"
 
@@ -254,22 +255,53 @@ Status ActivityProcessor::OnApi(const CUpti_ActivityAPI& r, const char* domain) 
   if (!options_.api_calls) return Status::Ok();
   const uint32_t dom = r.kind == CUPTI_ACTIVITY_KIND_DRIVER ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
   auto [it, added] = api_names_.try_emplace({dom, static_cast<uint32_t>(r.cbid)});
+  ApiName& kind = it->second;
   if (added) {
-    if (options_.api_name) it->second = options_.api_name(dom, r.cbid);
-    if (it->second.empty()) it->second = fmt::format("{} cbid {}", domain, static_cast<uint32_t>(r.cbid));
+    if (options_.api_name) kind.name = options_.api_name(dom, r.cbid);
+    if (kind.name.empty()) kind.name = fmt::format("{} cbid {}", domain, static_cast<uint32_t>(r.cbid));
+    kind.polling = IsPollingApi(kind.name);
+    kind.launch_like = IsLaunchLikeApi(kind.name);
+  }
+  const int64_t thread = r.threadId;
+  auto stretch = polling_.find(thread);
+  if (stretch != polling_.end() && kind.launch_like && !kind.polling) {
+    MAGNETON_RETURN_IF_ERROR(EndPolling(thread));  // the thread moves on: its polls come first
+    stretch = polling_.end();
+  }
+  if (stretch != polling_.end()) {
+    for (ApiCall& same : stretch->second)
+      if (same.name == kind.name && same.domain == domain) {
+        same.end_ns = static_cast<int64_t>(r.end);
+        ++same.count;
+        ++counts_.api_calls_folded;
+        return Status::Ok();
+      }
   }
   ApiCall a;
-  a.id = next_api_;
-  a.name = it->second;
+  a.name = kind.name;
   a.domain = domain;
-  a.thread = r.threadId;
+  a.thread = thread;
   a.start_ns = static_cast<int64_t>(r.start);
   a.end_ns = static_cast<int64_t>(r.end);
   a.correlation = r.correlationId;
   a.stack = StackOf(r.correlationId);
+  if (stretch == polling_.end() && !kind.polling) return WriteApi(std::move(a));
+  polling_[thread].push_back(std::move(a));  // opens a stretch, or a new call inside one
+  return Status::Ok();
+}
+
+Status ActivityProcessor::WriteApi(ApiCall a) {
+  a.id = next_api_;
   MAGNETON_RETURN_IF_ERROR(writer_->Add(a));
   ++next_api_;
   ++counts_.api_calls;
+  return Status::Ok();
+}
+
+Status ActivityProcessor::EndPolling(int64_t thread) {
+  auto node = polling_.extract(thread);
+  if (node.empty()) return Status::Ok();
+  for (ApiCall& a : node.mapped()) MAGNETON_RETURN_IF_ERROR(WriteApi(std::move(a)));
   return Status::Ok();
 }
 
@@ -309,6 +341,7 @@ void ActivityProcessor::OnMarker(const CUpti_ActivityMarker2& r) {
 }
 
 Status ActivityProcessor::EndBatch() {
+  while (!polling_.empty()) MAGNETON_RETURN_IF_ERROR(EndPolling(polling_.begin()->first));
   for (const Range& r : ranges_.TakeReady()) {
     MAGNETON_RETURN_IF_ERROR(writer_->Add(r));
     ++counts_.ranges;
@@ -329,6 +362,10 @@ Status ActivityProcessor::Finish(int64_t end_ns) {
   if (counts_.malformed)
     MAGNETON_RETURN_IF_ERROR(writer_->Add(Stat{"cupti_records_malformed", "data_loss", counts_.malformed,
                                                "CUPTI activity records shorter than their kind's structure"}));
+  if (counts_.api_calls_folded)
+    MAGNETON_RETURN_IF_ERROR(writer_->Add(Stat{"cupti_api_calls_folded", "info", counts_.api_calls_folded,
+                                               "polling CUDA API calls counted in another call's row "
+                                               "(api_calls.count) rather than a row of their own"}));
   if (ranges_.unmatched_ends())
     MAGNETON_RETURN_IF_ERROR(writer_->Add(Stat{"nvtx_range_ends_unmatched", "info", ranges_.unmatched_ends(),
                                                "NVTX range ends whose start was not recorded"}));

@@ -3,6 +3,14 @@
 // GPUs they ran on. Pure record processing with no libcupti calls, so the
 // same code runs on live buffers (the tracer) and on saved ones (tests).
 //
+// A thread polling the device (a stream or event query in a loop, hundreds
+// of thousands of calls a second) would fill the run with identical rows. From
+// a thread's polling call until it makes a launch-like call (api_selection.h),
+// each distinct call it makes is kept as one row: the first call's start and
+// correlation, the last one's end, and how many calls it stands for
+// (ApiCall::count). Rows of a stretch are written when it ends, and at the end
+// of each batch.
+//
 // Threading: one thread at a time (the one that owns the RunWriter).
 #pragma once
 
@@ -48,7 +56,8 @@ struct ProcessorOptions {
 
 struct ProcessorCounts {
   int64_t records = 0;
-  int64_t kernels = 0, transfers = 0, api_calls = 0, ranges = 0;
+  int64_t kernels = 0, transfers = 0, api_calls = 0, ranges = 0;  // rows written
+  int64_t api_calls_folded = 0;  // polling calls counted in another call's row
   int64_t linked = 0;     // kernels and transfers given an op through external correlation
   int64_t ignored = 0;    // record kinds this processor does not read
   int64_t malformed = 0;  // records shorter than their kind's structure
@@ -75,6 +84,8 @@ class ActivityProcessor {
   Status OnMemset(const CUpti_ActivityMemset4& m);
   Status OnSync(const CUpti_ActivitySynchronization2& s);
   Status OnApi(const CUpti_ActivityAPI& a, const char* domain);
+  Status WriteApi(ApiCall a);
+  Status EndPolling(int64_t thread);
   Status OnExternal(const CUpti_ActivityExternalCorrelation& e);
   Status OnDevice(const CUpti_ActivityDevice5& d);
   void OnMarker(const CUpti_ActivityMarker2& m);
@@ -100,7 +111,13 @@ class ActivityProcessor {
   std::map<uint32_t, int32_t> device_ids_;            // CUDA ordinal -> run device id
   std::unordered_map<uint32_t, uint32_t> context_device_;  // context id -> CUDA ordinal
   std::unordered_map<const char*, std::pair<std::string, std::string>> names_;  // raw -> (raw, demangled)
-  std::map<std::pair<uint32_t, uint32_t>, std::string> api_names_;
+  struct ApiName {
+    std::string name;
+    bool polling = false, launch_like = false;
+  };
+  std::map<std::pair<uint32_t, uint32_t>, ApiName> api_names_;
+  // Per thread in a polling stretch: one row per distinct call, in order of first call.
+  std::map<int64_t, std::vector<ApiCall>> polling_;
 
   // Correlations are kept for a few batches: an op id may arrive after its
   // kernel (LinkKernel), or before it (the usual case).

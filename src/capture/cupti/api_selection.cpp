@@ -22,10 +22,14 @@ const char* ApiCallsName(ApiCalls a) {
 
 bool IsLaunchLikeApi(std::string_view name) {
   // Kernel, graph and host-function launches; copies and memsets (runtime
-  // cudaMemcpy*, driver cuMemcpy*); waits; allocations, which can synchronize.
+  // cudaMemcpy*, driver cuMemcpy*); waits and polls; allocations, which can synchronize.
   for (std::string_view part : {"Launch", "Memcpy", "Memset", "Synchronize", "Malloc", "MemAlloc", "Free"})
     if (name.find(part) != std::string_view::npos) return true;
-  return false;
+  return IsPollingApi(name);
+}
+
+bool IsPollingApi(std::string_view name) {
+  return name.find("StreamQuery") != std::string_view::npos || name.find("EventQuery") != std::string_view::npos;
 }
 
 std::vector<CUpti_CallbackId> LaunchLikeApis(CUpti_CallbackDomain domain, bool launch_like) {

@@ -1,7 +1,7 @@
 // Which CUDA runtime and driver API calls become ApiCall rows. Analysis needs
-// only the calls that correlate with device work (launches, copies, memsets)
-// and the ones that block the host (synchronization, allocation); PyTorch
-// makes ~15 other calls per kernel (cudaGetDevice, cuGetProcAddress, ...),
+// only the calls that correlate with device work (launches, copies, memsets),
+// the ones that block the host (synchronization, allocation) and the polls of
+// a host that waits by spinning (stream and event queries); PyTorch makes ~15 other calls per kernel (cudaGetDevice, cuGetProcAddress, ...),
 // and recording all of them is most of the tracer's cost on launch-bound loops.
 #pragma once
 
@@ -14,7 +14,7 @@ namespace magneton::capture {
 
 enum class ApiCalls {
   kNone,      // no API call rows (kernels still placed by their op or their own start)
-  kLaunches,  // launches, copies, memsets, synchronization, allocation (the default)
+  kLaunches,  // launches, copies, memsets, synchronization, polls, allocation (the default)
   kAll,       // every runtime and driver API call
 };
 
@@ -25,6 +25,13 @@ const char* ApiCallsName(ApiCalls a);
 // Whether an API function (CUPTI's callback name, "cudaLaunchKernel_v7000",
 // "cuMemcpyHtoDAsync_v2") belongs to kLaunches.
 bool IsLaunchLikeApi(std::string_view name);
+
+// Whether it asks the device whether work is done without waiting for it
+// (cudaStreamQuery, cudaEventQuery, cuStreamQuery, cuEventQuery): what a
+// thread that busy-waits calls in a loop. One of kLaunches, since the host-CPU
+// finding counts them; the activity processor folds a loop of them into rows
+// with a count (activity_processor.h).
+bool IsPollingApi(std::string_view name);
 
 // The callback ids of `domain` (runtime or driver API) that IsLaunchLikeApi
 // selects (`launch_like`), or all the others, from libcupti's own names (no GPU needed).

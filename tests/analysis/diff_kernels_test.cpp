@@ -1,0 +1,391 @@
+// The kernel-level diff of runs with nothing to match but their kernels
+// (analysis/diff/kernel_regions.h): programs built here (kernel_program.h),
+// and recordings of real programs on the H200 with what would let another
+// diff match them (operators, NVTX ranges) taken out.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "analysis/diff/diff.h"
+#include "analysis/diff/kernel_regions.h"
+#include "analysis/diff/rules.h"
+#include "kernel_program.h"
+#include "recorded_runs.h"
+
+namespace magneton::analysis {
+namespace {
+
+const std::string kGpu = std::string(MAGNETON_TEST_DATA) + "/diff/gpu/";
+using fixture::kTf32Gemm;
+using fixture::Program;
+using fixture::Variant;
+
+// The rules in the repository (rules/*.json).
+DiffOptions WithRules() {
+  DiffOptions o;
+  auto rules = LoadRulesDir(std::string(MAGNETON_TEST_DATA) + "/../../rules");
+  EXPECT_TRUE(rules.ok()) << rules.error().message;
+  if (rules.ok()) o.rules = std::move(*rules);
+  return o;
+}
+
+bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+bool Noted(const DiffReport& r, const std::string& part) {
+  return std::any_of(r.notes.begin(), r.notes.end(), [&](const std::string& n) { return Contains(n, part); });
+}
+
+bool Names(const std::vector<NamedCount>& v, const std::string& part) {
+  return std::any_of(v.begin(), v.end(), [&](const NamedCount& n) { return Contains(n.name, part); });
+}
+
+// The script run as `va` for `steps_a` steps against it run as `vb`.
+Result<DiffReport> DiffPrograms(const Variant& va, int steps_a, const Variant& vb, int steps_b,
+                                const DiffOptions& options = {}) {
+  return DiffRuns(Program("prog a", va, steps_a), Program("prog b", vb, steps_b), nullptr, nullptr, options);
+}
+
+const Finding* Top(const DiffReport& r) { return r.findings.empty() ? nullptr : &r.findings.front(); }
+
+// The notes and the findings that are not noise, for failure messages.
+std::string Dump(const DiffReport& r) {
+  std::string out;
+  for (const auto& n : r.notes) out += "note: " + n + "\n";
+  for (const auto& f : r.findings) {
+    if (f.verdict == Verdict::kNoise) continue;
+    out += std::string(ToString(f.verdict)) + " [" + ToString(f.evidence_class()) + "] " + f.label + ": " + f.why +
+           "\n";
+    for (const auto& e : f.evidence) out += "  " + std::string(ToString(e.kind)) + ": " + e.summary + "\n";
+  }
+  return out;
+}
+
+TEST(DiffKernels, FullFp32GemmsAreWasteAgainstTf32) {
+  Variant tf32;
+  tf32.gemm = kTf32Gemm;
+  tf32.gemm_ns = 10'000;
+  auto r = DiffPrograms({}, 12, tf32, 9, WithRules());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->matched_by_kernels);
+  EXPECT_FALSE(r->matched_by_range);
+  EXPECT_EQ(r->a.ops, 0);  // segments are not recorded operators
+  EXPECT_EQ(r->a.kernels, 1 + 13 * 19 + 8);  // set-up's fill, 13 steps (warm-up included), its 8 probes
+  EXPECT_TRUE(Noted(*r, "matched by kernel sequence")) << Dump(*r);
+  EXPECT_TRUE(Noted(*r, "nothing shows that the two sides compute the same thing"));
+  // Each side's loop is found; set-up, the warm-up step (an autotuning probe
+  // before each GEMM: 27 items) and the summary lie outside. The last
+  // repetition also holds the summary's copy, so it is not identical.
+  EXPECT_TRUE(Noted(*r, "run a: an iteration is one repetition of a step of 19 kernels and copies (12 repetitions, "
+                        "11 identical; 30 kernels and copies outside them"))
+      << Dump(*r);
+  EXPECT_TRUE(Noted(*r, "run b: an iteration is one repetition of a step of 19 kernels and copies (9 repetitions, "
+                        "8 identical"));
+  EXPECT_EQ(r->a.iterations, 1);  // costs are per repetition
+  EXPECT_EQ(r->a.measured_repeats, 12);
+  EXPECT_EQ(r->b.measured_repeats, 9);
+
+  ASSERT_EQ(r->waste_count(), 1);
+  const Finding& f = r->findings.front();
+  EXPECT_EQ(f.costly, 'a');
+  EXPECT_EQ(f.regions.size(), 8u);  // two GEMMs in each of four layers: one finding
+  EXPECT_TRUE(Contains(f.label, "f32f32_f32f32_f32") && Contains(f.label, "(a) vs")) << f.label;
+  EXPECT_TRUE(Contains(f.label, "tf32f32")) << f.label;
+  EXPECT_FALSE(f.outputs_compared);
+  EXPECT_TRUE(Contains(f.why, "outputs not compared: the runs hold no values; matched by kernel sequence")) << f.why;
+  ASSERT_EQ(f.evidence_class(), EvidenceClass::kKernels);
+  const Evidence& e = f.evidence.front();
+  EXPECT_TRUE(Contains(e.summary, "same place in the step, different kernels")) << e.summary;
+  EXPECT_TRUE(Names(e.only_a, "f32f32_f32f32_f32"));
+  EXPECT_TRUE(Names(e.only_b, "tf32f32"));
+  ASSERT_EQ(f.rules.size(), 1u);
+  EXPECT_EQ(f.rules.front().id, "fp32-kernels-not-tf32");
+  // Time stands in for energy: 8 GEMMs an iteration, 40 us against 10 us.
+  EXPECT_EQ(r->cost_unit, "s");
+  EXPECT_NEAR(f.a.seconds, 8 * 40e-6, 1e-9);
+  EXPECT_NEAR(f.b.seconds, 8 * 10e-6, 1e-9);
+  EXPECT_NEAR(f.saved_per_iteration, 8 * 30e-6, 1e-9);
+  // The accounting adds up, and the segments hold the whole iteration.
+  for (const RunSummary* s : {&r->a, &r->b}) {
+    ASSERT_TRUE(s->account.available);
+    EXPECT_NEAR(s->account.regions + s->account.unmatched + s->account.idle + s->account.unattributed,
+                s->account.total, 1e-12);
+    EXPECT_EQ(s->account.unmatched, 0);
+    EXPECT_GT(s->account.matched_share(), 0.99);
+  }
+  // Everything the two sides share is noise.
+  for (const auto& g : r->findings)
+    if (&g != &f) {
+      EXPECT_EQ(g.verdict, Verdict::kNoise) << g.label << ": " << g.why;
+    }
+}
+
+TEST(DiffKernels, TheSameProgramTwiceIsNoWaste) {
+  auto r = DiffPrograms({}, 10, {}, 14);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->matched_by_kernels);
+  EXPECT_EQ(r->waste_count(), 0);
+  for (const auto& f : r->findings) EXPECT_EQ(f.verdict, Verdict::kNoise) << f.label << ": " << f.why;
+  EXPECT_TRUE(Noted(*r, "they differ at 0 places"));
+}
+
+TEST(DiffKernels, ASynchronizeEachStepIsATimelineFindingNamingTheCall) {
+  Variant item;
+  item.item = true;
+  auto r = DiffPrograms(item, 10, {}, 10);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(Noted(*r, "synchronizing calls per iteration: a 1 (cudaStreamSynchronize x1), b 0 (none)")) << Dump(*r);
+  EXPECT_TRUE(Noted(*r, "they differ at 1 place (a: 2 items there, b: 1)"));
+  ASSERT_GE(r->waste_count(), 1);
+  const Finding& f = *Top(*r);
+  EXPECT_EQ(f.costly, 'a');
+  // The host's 150 us after the synchronize is the device's wait for its next
+  // launch: the finding holds the copy and the kernel that waited.
+  EXPECT_TRUE(Contains(f.label, "copy DtoH 4 B")) << f.label;
+  EXPECT_GT(f.a.wait_seconds, 140e-6);
+  EXPECT_LT(f.b.wait_seconds, 10e-6);
+  EXPECT_EQ(f.evidence_class(), EvidenceClass::kTimeline) << f.evidence.front().summary;
+  auto sync = std::find_if(f.evidence.begin(), f.evidence.end(),
+                           [](const Evidence& e) { return Contains(e.summary, "synchronizing calls before"); });
+  ASSERT_NE(sync, f.evidence.end());
+  EXPECT_TRUE(Contains(sync->summary, "a cudaStreamSynchronize x1, b none")) << sync->summary;
+  auto copy = std::find_if(f.evidence.begin(), f.evidence.end(),
+                           [](const Evidence& e) { return Names(e.only_a, "copy DtoH 4 B"); });
+  EXPECT_NE(copy, f.evidence.end());
+  // The step's boundary is cut where neither device waits: the wait is in a region, not an idle tail.
+  EXPECT_LT(r->a.account.idle, 0.05 * r->a.account.total);
+}
+
+TEST(DiffKernels, AKernelOnlyOneSideLaunchesCountsWithTheKernelItServes) {
+  Variant extra;
+  extra.extra_kernel = true;
+  auto r = DiffPrograms(extra, 8, {}, 8);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->waste_count(), 1);
+  const Finding& f = r->findings.front();
+  EXPECT_EQ(f.costly, 'a');
+  EXPECT_EQ(f.regions.size(), 4u);  // one a layer
+  // The copy kernel goes with the GEMM that follows it: 9 + 40 us against 40 us.
+  EXPECT_TRUE(Contains(f.label, "direct_copy_kernel")) << f.label;
+  EXPECT_NEAR(f.a.seconds / f.b.seconds, 49.0 / 40.0, 0.01);
+  ASSERT_EQ(f.evidence_class(), EvidenceClass::kKernels);
+  EXPECT_TRUE(Names(f.evidence.front().only_a, "direct_copy_kernel"));
+  EXPECT_TRUE(f.evidence.front().only_b.empty());
+}
+
+TEST(DiffKernels, TheSameKernelLaunchedDifferentlyIsLaunchEvidence) {
+  Variant wide;
+  wide.norm_grid = 512;
+  magneton::Run a = Program("prog --norm-grid 512", wide, 8), b = Program("prog", {}, 8);
+  // The wider launch runs longer on a.
+  for (auto& k : a.kernels)
+    if (k.name == "layer_norm_kernel") k.end_ns += 6'000;
+  auto r = DiffRuns(a, b, nullptr, nullptr, DiffOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_GE(r->waste_count(), 1);
+  const Finding& f = r->findings.front();
+  EXPECT_TRUE(Contains(f.label, "layer_norm_kernel")) << f.label;
+  ASSERT_EQ(f.evidence_class(), EvidenceClass::kLaunch);
+  EXPECT_EQ(f.evidence.front().params.front().parameter, "grid");
+}
+
+TEST(DiffKernels, RunsWithoutARepeatedStepAreComparedWhole) {
+  fixture::KernelProgram pa("once"), pb("once");
+  for (auto* p : {&pa, &pb}) {
+    p->Kernel("a_kernel", 5'000);
+    p->Kernel("b_kernel", 5'000);
+  }
+  pb.Kernel("c_kernel", 5'000);
+  auto r = DiffRuns(pa.Done(), pb.Done(), nullptr, nullptr, DiffOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(Noted(*r, "run a: no step of its 2 kernels and copies repeats, so the run is one iteration"));
+  // c_kernel, at the end of b only, goes with the shared kernel before it.
+  ASSERT_EQ(r->regions.size(), 2u);
+  EXPECT_EQ(r->findings.front().label, "b_kernel (a) vs b_kernel + c_kernel (b)");
+  EXPECT_EQ(r->findings.front().costly, 'b');
+  // --iterations 1: a loop is compared whole too, and --iterations N divides it.
+  magneton::Run a = Program("prog", {}, 6), b = Program("prog", {}, 6);
+  DiffOptions once;
+  once.iterations = 1;
+  auto whole = DiffRuns(a, b, nullptr, nullptr, once);
+  ASSERT_TRUE(whole.ok());
+  EXPECT_TRUE(Noted(*whole, "run a: compared whole, as one iteration (--iterations 1)"));
+  EXPECT_EQ(whole->a.measured_repeats, 1);
+  EXPECT_EQ(whole->waste_count(), 0);
+  DiffOptions six;
+  six.iterations = 6;
+  auto steps = DiffRuns(a, b, nullptr, nullptr, six);
+  ASSERT_TRUE(steps.ok());
+  EXPECT_EQ(steps->a.measured_repeats, 6);
+  EXPECT_EQ(steps->a.iterations, 1);
+}
+
+TEST(DiffKernels, RunsWithValuesOrSharedRangesAreNotDiffedByKernels) {
+  magneton::Run a = Program("prog", {}, 4);
+  magneton::Run with_ops = a;
+  Op op;
+  op.name = "aten::mm";
+  op.framework = "torch";
+  with_ops.ops.push_back(op);
+  Tensor t;
+  t.fingerprint = Fingerprint{};
+  with_ops.tensors.push_back(t);
+  EXPECT_FALSE(MatchesByKernels(with_ops, a));
+  magneton::Run no_kernels = a;
+  no_kernels.kernels.clear();
+  EXPECT_FALSE(MatchesByKernels(no_kernels, a));
+  // NVTX ranges that hold no device work on either side do not match: kernels then.
+  magneton::Run ranged = a;
+  Range range;
+  range.name = "idle";
+  range.start_ns = a.info.start_ns;
+  range.end_ns = a.info.start_ns + 1;
+  ranged.ranges.push_back(range);
+  auto r = DiffRuns(ranged, ranged, nullptr, nullptr, DiffOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->matched_by_kernels);
+  EXPECT_TRUE(Noted(*r, "NVTX ranges share no path that holds device work"));
+}
+
+// The cublas-engine case (tests/analysis/diff_ranges_test.cpp) without its
+// NVTX ranges: what `magneton record` gives of any C++ engine with no
+// annotations. FP32 (CUBLAS_COMPUTE_32F) against TF32 GEMMs, recorded on the H200.
+TEST(DiffKernels, CublasEngineWithoutRangesFindsItsFp32Gemms) {
+  const std::string runs = testing::CaseRuns("cublas-engine");
+  LOAD_RUN_OR_SKIP(runs + "wasteful.mgt", a);
+  LOAD_RUN_OR_SKIP(runs + "efficient.mgt", b);
+  a->ranges.clear();
+  b->ranges.clear();
+  ASSERT_TRUE(MatchesByKernels(*a, *b));
+  auto r = DiffRuns(*a, *b, nullptr, nullptr, WithRules());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->matched_by_kernels);
+  EXPECT_TRUE(r->energy_measured);
+  ASSERT_GE(r->waste_count(), 1);
+  const Finding& f = r->findings.front();
+  EXPECT_EQ(f.costly, 'a');
+  ASSERT_EQ(f.evidence_class(), EvidenceClass::kKernels);
+  EXPECT_TRUE(Names(f.evidence.front().only_a, "gemm_f32f32_f32f32_f32"));
+  EXPECT_TRUE(Names(f.evidence.front().only_b, "tf32"));
+  ASSERT_FALSE(f.rules.empty());
+  EXPECT_EQ(f.rules.front().id, "fp32-kernels-not-tf32");
+  // Ground truth on the H200 (cases/groundtruth-h200.json): fp32 costs 6.45x the energy.
+  EXPECT_NEAR(f.a.joules / f.b.joules, 6.45, 1.3) << f.label;
+}
+
+TEST(DiffKernels, TwoEngineRecordingsOfTheSameSideAreNoWaste) {
+  const std::string runs = testing::CaseRuns("cublas-engine");
+  LOAD_RUN_OR_SKIP(runs + "wasteful.mgt", a);
+  LOAD_RUN_OR_SKIP(kGpu + "engine_fp32_again.mgt", b);
+  a->ranges.clear();
+  b->ranges.clear();
+  auto r = DiffRuns(*a, *b, nullptr, nullptr, DiffOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->matched_by_kernels);
+  for (const auto& f : r->findings) EXPECT_EQ(f.verdict, Verdict::kNoise) << f.label << ": " << f.why;
+}
+
+// A real model's kernels with its operators taken out: the UNet-like model of
+// `magneton demo --case unet-tf32`, measured on the H200 with TF32 off (a)
+// and on (b), each 20 iterations (tests/data/diff/gpu/unet_*-measured.mgt).
+Run WithoutOperators(Run run) {
+  run.ops.clear();
+  run.tensors.clear();
+  for (auto& k : run.kernels) k.op = kNone;
+  for (auto& t : run.transfers) t.op = kNone;
+  return run;
+}
+
+TEST(DiffKernels, UnetWithTf32OffLaunchesFp32Kernels) {
+  LOAD_RUN_OR_SKIP(kGpu + "unet_fp32-measured.mgt", a);
+  LOAD_RUN_OR_SKIP(kGpu + "unet_tf32-measured.mgt", b);
+  magneton::Run ra = WithoutOperators(*a), rb = WithoutOperators(*b);
+  ASSERT_TRUE(MatchesByKernels(ra, rb));
+  auto r = DiffRuns(ra, rb, nullptr, nullptr, DiffOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  // 20 iterations of 53 and 59 kernels; the step is cut where both sides
+  // launch the same kernel, so the first and last iterations are partial.
+  EXPECT_TRUE(Noted(*r, "run a: an iteration is one repetition of a step of 53 kernels and copies (19 repetitions"))
+      << Dump(*r);
+  EXPECT_TRUE(Noted(*r, "run b: an iteration is one repetition of a step of 59 kernels and copies (19 repetitions"));
+  // Where the FP32 side runs FFMA GEMMs and convolutions, TF32 runs tensor-core kernels: waste on a.
+  int fp32 = 0;
+  for (const auto& f : r->findings) {
+    if (f.verdict != Verdict::kWaste || f.evidence_class() != EvidenceClass::kKernels) continue;
+    EXPECT_EQ(f.costly, 'a') << f.label;
+    EXPECT_TRUE(Names(f.evidence.front().only_a, "f32f32_f32f32_f32")) << f.evidence.front().summary;
+    EXPECT_TRUE(Names(f.evidence.front().only_b, "tf32") || Names(f.evidence.front().only_b, "tensorop"))
+        << f.evidence.front().summary;
+    ++fp32;
+  }
+  EXPECT_GE(fp32, 3) << Dump(*r);
+  // These measured passes recorded every operator, so their host was slow to
+  // launch: the device waits between kernels on both sides (timeline findings
+  // in either direction), the FP32 side's kernels are what differs.
+  // A/A: each against itself.
+  for (const magneton::Run* run : {&ra, &rb}) {
+    auto same = DiffRuns(*run, *run, nullptr, nullptr, DiffOptions{});
+    ASSERT_TRUE(same.ok());
+    EXPECT_EQ(same->waste_count(), 0);
+  }
+}
+
+// GPT-2 (2 layers) recorded on the H200 by the injection library
+// (tests/data/cupti/gpt2-small.mgt), its NVTX ranges taken out. The other side
+// is a copy made here to model "the same program with TF32 on": its FP32 FFMA
+// GEMM kernels renamed to TF32 tensor-core ones and given a third of their
+// device time (the engine case measured 6-7x on the H200). Not a recording:
+// it checks that a real kernel stream is stepped, aligned and diffed, and
+// that renamed kernels at the same places become `kernels` findings.
+magneton::Run WithTf32Gemms(magneton::Run run) {
+  auto replace = [](std::string& s, const std::string& from, const std::string& to) {
+    if (auto at = s.find(from); at != std::string::npos) s.replace(at, from.size(), to);
+  };
+  for (auto& k : run.kernels) {
+    if (k.name.find("f32f32_f32f32_f32") == std::string::npos && k.name.find("simt_sgemm") == std::string::npos)
+      continue;
+    replace(k.name, "f32f32_f32f32_f32", "f32f32_tf32f32_f32");
+    replace(k.name, "ffma", "tensor16x8x8");
+    replace(k.name, "simt_sgemm", "tensorop_s1688gemm");
+    k.end_ns = k.start_ns + (k.end_ns - k.start_ns) / 3;
+  }
+  return run;
+}
+
+TEST(DiffKernels, Gpt2KernelStreamAgainstAModelOfItWithTf32) {
+  LOAD_RUN_OR_SKIP(std::string(MAGNETON_TEST_DATA) + "/cupti/gpt2-small.mgt", run);
+  run->ranges.clear();
+  magneton::Run tf32 = WithTf32Gemms(*run);
+  auto same = DiffRuns(*run, *run, nullptr, nullptr, DiffOptions{});
+  ASSERT_TRUE(same.ok()) << same.error().message;
+  EXPECT_TRUE(same->matched_by_kernels);
+  EXPECT_TRUE(Noted(*same, "run a: an iteration is one repetition of a step of 47 kernels and copies (5 repetitions"))
+      << Dump(*same);
+  EXPECT_EQ(same->waste_count(), 0) << Dump(*same);
+
+  auto r = DiffRuns(*run, tf32, nullptr, nullptr, DiffOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_GE(r->waste_count(), 1) << Dump(*r);
+  EXPECT_TRUE(Noted(*r, "run b: an iteration is one repetition of a step of 47 kernels and copies (5 repetitions"));
+  // The renamed GEMMs are `kernels` waste on a. This recording is launch-bound
+  // (the device waits for the host over 90% of an iteration), so the time b's
+  // GEMMs no longer take is spent waiting for the next launch: the kernels
+  // after them cost b more, as `timeline` findings.
+  int gemms = 0;
+  for (const auto& f : r->findings) {
+    if (f.verdict != Verdict::kWaste) continue;
+    if (f.evidence_class() == EvidenceClass::kTimeline) {
+      EXPECT_EQ(f.costly, 'b') << f.label;
+      EXPECT_GT(f.b.wait_seconds, f.a.wait_seconds) << f.label;
+      continue;
+    }
+    EXPECT_EQ(f.costly, 'a') << f.label;
+    ASSERT_EQ(f.evidence_class(), EvidenceClass::kKernels) << Dump(*r);
+    EXPECT_TRUE(Names(f.evidence.front().only_a, "ffma") || Names(f.evidence.front().only_a, "simt_sgemm"));
+    EXPECT_TRUE(Names(f.evidence.front().only_b, "tensor"));
+    ++gemms;
+  }
+  EXPECT_GE(gemms, 4) << Dump(*r);
+}
+
+}  // namespace
+}  // namespace magneton::analysis
