@@ -1,6 +1,6 @@
 // Run files recorded on the GPU and committed (tests/data/diff/gpu/): a test
-// that reads one skips where the file is not in the tree, and fails where it
-// is there but does not load. The case suite's own run files (cases/*/runs/)
+// that reads one fails where the file is missing or does not load, since a
+// skipped test would hide a moved file. The case suite's own run files (cases/*/runs/)
 // are packed and re-recorded with the suite; tests keep their copies here.
 #pragma once
 
@@ -24,8 +24,8 @@ inline std::string CaseRuns(const std::string& name) {
 
 }  // namespace magneton::testing
 
-#define LOAD_RUN_OR_SKIP(path, into)                                                                    \
+#define LOAD_RECORDED_RUN(path, into)                                                                    \
   const std::string into##_path = (path);                                                               \
-  if (!std::filesystem::exists(into##_path)) GTEST_SKIP() << into##_path << " is not in the tree";      \
+  ASSERT_TRUE(std::filesystem::exists(into##_path)) << into##_path << " is not in the tree";            \
   auto into = ::magneton::LoadRun(into##_path);                                                         \
   ASSERT_TRUE(into.ok()) << into.error().message

@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace magneton {
@@ -22,6 +23,12 @@ inline constexpr int64_t kNone = -1;
 // fingerprints of a recording pass): not the program's, never aligned or costed.
 inline constexpr int64_t kRecorderWork = -2;
 inline constexpr int32_t kHostDevice = -1;  // tensors/ops on the CPU
+
+// Memory kinds of Tensor::memory and Transfer::src_memory/dst_memory.
+inline constexpr std::string_view kMemoryDevice = "device";
+inline constexpr std::string_view kMemoryPinned = "pinned";      // page-locked host memory
+inline constexpr std::string_view kMemoryPageable = "pageable";  // ordinary host memory
+inline constexpr std::string_view kMemoryManaged = "managed";    // unified memory
 
 struct RunInfo {
   std::string command;          // argv joined, as the user typed it
@@ -67,6 +74,7 @@ struct Tensor {
   std::vector<int64_t> strides;
   std::string dtype;            // "float32", "bfloat16", "int64", ...
   int32_t device = kHostDevice; // Run::devices id, or kHostDevice
+  std::string memory;           // kMemory* below; "" where not recorded
   std::optional<Fingerprint> fingerprint;
   int64_t numel() const {
     int64_t n = 1;
@@ -90,6 +98,10 @@ struct Op {
   int32_t device = kHostDevice;
   std::vector<int64_t> inputs;  // tensor ids, argument order
   std::vector<int64_t> outputs;
+  // The arguments that are not tensors, as "name=value" joined by ", "
+  // ("dtype=float16, non_blocking=True"); None-valued ones left out. They
+  // steer the operator as much as its inputs' layouts do.
+  std::string args;
   friend bool operator==(const Op&, const Op&) = default;
 };
 
@@ -119,6 +131,11 @@ struct Transfer {
   int64_t start_ns = 0, end_ns = 0;
   int64_t correlation = 0;
   int64_t op = kNone;           // as Kernel::op
+  // Where a copy reads and writes (kMemory*; "" where not recorded, as for
+  // memsets), and whether the host waited for it (a copy from pageable
+  // memory, or a synchronous cudaMemcpy).
+  std::string src_memory, dst_memory;
+  bool synchronous = false;
   friend bool operator==(const Transfer&, const Transfer&) = default;
 };
 

@@ -14,7 +14,7 @@ namespace magneton {
 // major version (minor additions are backward compatible) and refuses a newer
 // major with a clear message. Minor versions: docs/run-format.md, "Versioning".
 inline constexpr int kSchemaMajor = 1;
-inline constexpr int kSchemaMinor = 1;
+inline constexpr int kSchemaMinor = 2;
 
 // Streams a run into a store. Add validates a row and queues it; the store's
 // writer thread inserts queued rows in transactions, committed whenever a

@@ -43,8 +43,21 @@ class RunLoader {
     *out = strings_[id];
     return Status::Ok();
   }
+  // An interned string or "" for -1 (a column an older file lacks).
+  Status OptStr(int64_t id, const char* table, std::string* out) const {
+    if (id == -1) {
+      out->clear();
+      return Status::Ok();
+    }
+    return Str(id, table, out);
+  }
   // Rows in `table`, to size vectors once (bounded by the file's real rows).
   size_t Count(const char* table);
+  // A column added in schema 1.`minor`: files of an older minor lack it and
+  // read `fallback` (its default) instead; newer files must have it.
+  std::string Since(int minor, const char* column, const char* fallback) const {
+    return schema_minor_ >= minor ? std::string(column) : fmt::format("{} AS {}", fallback, column);
+  }
   // Prepares `sql`, then calls row(stmt) for each result row.
   template <class RowFn>
   Status Scan(std::string_view sql, RowFn&& row) {
@@ -165,7 +178,9 @@ bool ParseInts(std::string_view s, std::vector<int64_t>* out) {
 Status RunLoader::Tensors() {
   run_.tensors.reserve(Count("tensors"));
   return Scan(
-      "SELECT id, storage, storage_offset, version, shape, strides, dtype, device, fingerprint FROM tensors",
+      fmt::format("SELECT id, storage, storage_offset, version, shape, strides, dtype, device, fingerprint, {} "
+                  "FROM tensors",
+                  Since(2, "memory", "-1")),
       [&](Stmt& q) -> Status {
         MAGNETON_RETURN_IF_ERROR(Dense("tensors", q.Int64(0), run_.tensors.size()));
         Tensor& t = run_.tensors.emplace_back();
@@ -182,15 +197,16 @@ Status RunLoader::Tensors() {
           if (!fp) return Corrupt(fmt::format("tensor {}: {}", t.id, fp.error().message));
           t.fingerprint = std::move(*fp);
         }
-        return Status::Ok();
+        return OptStr(q.Int64(9), "tensors", &t.memory);
       });
 }
 
 Status RunLoader::Ops() {
   run_.ops.reserve(Count("ops"));
   MAGNETON_RETURN_IF_ERROR(Scan(
-      "SELECT id, parent, name, op_schema, framework, sequence, forward_op, thread, start_ns, end_ns, stack, "
-      "device FROM ops",
+      fmt::format("SELECT id, parent, name, op_schema, framework, sequence, forward_op, thread, start_ns, end_ns, "
+                  "stack, device, {} FROM ops",
+                  Since(2, "args", "-1")),
       [&](Stmt& q) -> Status {
         MAGNETON_RETURN_IF_ERROR(Dense("ops", q.Int64(0), run_.ops.size()));
         Op& o = run_.ops.emplace_back();
@@ -206,7 +222,7 @@ Status RunLoader::Ops() {
         o.end_ns = q.Int64(9);
         o.stack = q.Int64(10);
         o.device = static_cast<int32_t>(q.Int64(11));
-        return Status::Ok();
+        return OptStr(q.Int64(12), "ops", &o.args);
       }));
   // Edges are written with their op, in argument order.
   return Scan("SELECT op, tensor, position, is_output FROM op_io", [&](Stmt& q) -> Status {
@@ -251,7 +267,10 @@ Status RunLoader::Kernels() {
 
 Status RunLoader::Transfers() {
   run_.transfers.reserve(Count("transfers"));
-  return Scan("SELECT id, kind, bytes, device, stream, start_ns, end_ns, correlation, op FROM transfers",
+  return Scan(fmt::format("SELECT id, kind, bytes, device, stream, start_ns, end_ns, correlation, op, {}, {}, {} "
+                          "FROM transfers",
+                          Since(2, "src_memory", "-1"), Since(2, "dst_memory", "-1"),
+                          Since(2, "synchronous", "0")),
               [&](Stmt& q) -> Status {
                 MAGNETON_RETURN_IF_ERROR(Dense("transfers", q.Int64(0), run_.transfers.size()));
                 Transfer& t = run_.transfers.emplace_back();
@@ -264,15 +283,17 @@ Status RunLoader::Transfers() {
                 t.end_ns = q.Int64(6);
                 t.correlation = q.Int64(7);
                 t.op = q.Int64(8);
-                return Status::Ok();
+                t.synchronous = q.Int64(11) != 0;
+                MAGNETON_RETURN_IF_ERROR(OptStr(q.Int64(9), "transfers", &t.src_memory));
+                return OptStr(q.Int64(10), "transfers", &t.dst_memory);
               });
 }
 
 Status RunLoader::ApiCalls() {
   run_.api_calls.reserve(Count("api_calls"));
   // Files of schema 1.0 have no count: one row, one call.
-  return Scan(schema_minor_ >= 1 ? "SELECT id, name, domain, thread, start_ns, end_ns, correlation, stack, count FROM api_calls"
-                                 : "SELECT id, name, domain, thread, start_ns, end_ns, correlation, stack, 1 FROM api_calls",
+  return Scan(fmt::format("SELECT id, name, domain, thread, start_ns, end_ns, correlation, stack, {} FROM api_calls",
+                          Since(1, "count", "1")),
               [&](Stmt& q) -> Status {
                 MAGNETON_RETURN_IF_ERROR(Dense("api_calls", q.Int64(0), run_.api_calls.size()));
                 ApiCall& a = run_.api_calls.emplace_back();

@@ -339,9 +339,10 @@ Status SqliteRunWriter::Add(const Op& op) {
   MAGNETON_RETURN_IF_ERROR(Enter(lock));
   MAGNETON_RETURN_IF_ERROR(CheckId("op", op.id, &next_.ops));
   const int64_t name = Intern(op.name), schema = Intern(op.schema), framework = Intern(op.framework);
+  const int64_t args = Intern(op.args);
   Row& r = pending_.Push(RowKind::kOp);
-  int64_t values[] = {op.id,     op.parent,   name,         schema, framework, op.sequence, op.forward_op,
-                      op.thread, op.start_ns, op.end_ns,    op.stack, op.device};
+  int64_t values[] = {op.id,     op.parent,   name,      schema,   framework, op.sequence, op.forward_op,
+                      op.thread, op.start_ns, op.end_ns, op.stack, op.device, args};
   std::copy(std::begin(values), std::end(values), r.v);
   // Edges go with their op, so they are committed together and never dangle.
   for (int out = 0; out < 2; ++out) {
@@ -364,8 +365,9 @@ Status SqliteRunWriter::Add(const Tensor& t) {
   const int64_t dtype = Intern(t.dtype);
   const int64_t shape = pending_.Text(JoinInts(t.shape)), strides = pending_.Text(JoinInts(t.strides));
   const int64_t fp = t.fingerprint ? pending_.Text(EncodeFingerprint(*t.fingerprint)) : -1;
+  const int64_t memory = Intern(t.memory);
   Row& r = pending_.Push(RowKind::kTensor);
-  int64_t values[] = {t.id, t.storage, t.offset, t.version, shape, strides, dtype, t.device, fp};
+  int64_t values[] = {t.id, t.storage, t.offset, t.version, shape, strides, dtype, t.device, fp, memory};
   std::copy(std::begin(values), std::end(values), r.v);
   return Queued(lock);
 }
@@ -390,9 +392,10 @@ Status SqliteRunWriter::Add(const Transfer& t) {
   Lock lock(sync_->mu, std::defer_lock);
   MAGNETON_RETURN_IF_ERROR(Enter(lock));
   MAGNETON_RETURN_IF_ERROR(CheckId("transfer", t.id, &next_.transfers));
-  const int64_t kind = Intern(t.kind);
+  const int64_t kind = Intern(t.kind), src = Intern(t.src_memory), dst = Intern(t.dst_memory);
   Row& r = pending_.Push(RowKind::kTransfer);
-  int64_t values[] = {t.id, kind, t.bytes, t.device, t.stream, t.start_ns, t.end_ns, t.correlation, t.op};
+  int64_t values[] = {t.id,     kind,           t.bytes, t.device, t.stream, t.start_ns, t.end_ns, t.correlation,
+                      t.op,     src,            dst,     t.synchronous ? 1 : 0};
   std::copy(std::begin(values), std::end(values), r.v);
   return Queued(lock);
 }

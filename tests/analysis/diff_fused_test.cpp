@@ -20,8 +20,8 @@ bool Has(const std::vector<std::string>& names, const std::string& name) {
 }
 
 TEST(DiffFused, FusedJaxOperatorsJoinTheRegionWhoseKernelsDidTheirWork) {
-  LOAD_RUN_OR_SKIP(kRuns + "torch_vs_jax_torch.mgt", a);
-  LOAD_RUN_OR_SKIP(kRuns + "torch_vs_jax_jax.mgt", b);
+  LOAD_RECORDED_RUN(kRuns + "torch_vs_jax_torch.mgt", a);
+  LOAD_RECORDED_RUN(kRuns + "torch_vs_jax_jax.mgt", b);
   auto r = DiffRuns(*a, *b, nullptr, nullptr, DiffOptions{});
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_FALSE(r->regions.empty());

@@ -250,9 +250,8 @@ TEST(DiffKernels, RunsWithValuesOrSharedRangesAreNotDiffedByKernels) {
 // NVTX ranges: what `magneton record` gives of any C++ engine with no
 // annotations. FP32 (CUBLAS_COMPUTE_32F) against TF32 GEMMs, recorded on the H200.
 TEST(DiffKernels, CublasEngineWithoutRangesFindsItsFp32Gemms) {
-  const std::string runs = testing::CaseRuns("cublas-engine");
-  LOAD_RUN_OR_SKIP(runs + "wasteful.mgt", a);
-  LOAD_RUN_OR_SKIP(runs + "efficient.mgt", b);
+  LOAD_RECORDED_RUN(kGpu + "engine_fp32.mgt", a);
+  LOAD_RECORDED_RUN(kGpu + "engine_tf32.mgt", b);
   a->ranges.clear();
   b->ranges.clear();
   ASSERT_TRUE(MatchesByKernels(*a, *b));
@@ -273,9 +272,8 @@ TEST(DiffKernels, CublasEngineWithoutRangesFindsItsFp32Gemms) {
 }
 
 TEST(DiffKernels, TwoEngineRecordingsOfTheSameSideAreNoWaste) {
-  const std::string runs = testing::CaseRuns("cublas-engine");
-  LOAD_RUN_OR_SKIP(runs + "wasteful.mgt", a);
-  LOAD_RUN_OR_SKIP(kGpu + "engine_fp32_again.mgt", b);
+  LOAD_RECORDED_RUN(kGpu + "engine_fp32.mgt", a);
+  LOAD_RECORDED_RUN(kGpu + "engine_fp32_again.mgt", b);
   a->ranges.clear();
   b->ranges.clear();
   auto r = DiffRuns(*a, *b, nullptr, nullptr, DiffOptions{});
@@ -296,8 +294,8 @@ Run WithoutOperators(Run run) {
 }
 
 TEST(DiffKernels, UnetWithTf32OffLaunchesFp32Kernels) {
-  LOAD_RUN_OR_SKIP(kGpu + "unet_fp32-measured.mgt", a);
-  LOAD_RUN_OR_SKIP(kGpu + "unet_tf32-measured.mgt", b);
+  LOAD_RECORDED_RUN(kGpu + "unet_fp32-measured.mgt", a);
+  LOAD_RECORDED_RUN(kGpu + "unet_tf32-measured.mgt", b);
   magneton::Run ra = WithoutOperators(*a), rb = WithoutOperators(*b);
   ASSERT_TRUE(MatchesByKernels(ra, rb));
   auto r = DiffRuns(ra, rb, nullptr, nullptr, DiffOptions{});
@@ -352,7 +350,7 @@ magneton::Run WithTf32Gemms(magneton::Run run) {
 }
 
 TEST(DiffKernels, Gpt2KernelStreamAgainstAModelOfItWithTf32) {
-  LOAD_RUN_OR_SKIP(std::string(MAGNETON_TEST_DATA) + "/cupti/gpt2-small.mgt", run);
+  LOAD_RECORDED_RUN(std::string(MAGNETON_TEST_DATA) + "/cupti/gpt2-small.mgt", run);
   run->ranges.clear();
   magneton::Run tf32 = WithTf32Gemms(*run);
   auto same = DiffRuns(*run, *run, nullptr, nullptr, DiffOptions{});

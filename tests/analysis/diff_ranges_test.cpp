@@ -34,8 +34,8 @@ bool Names(const std::vector<NamedCount>& v, const std::string& part) {
 
 
 TEST(DiffRanges, CublasEngineFp32GemmsAreWasteAgainstTf32) {
-  LOAD_RUN_OR_SKIP(kGpu + "engine_fp32.mgt", a);
-  LOAD_RUN_OR_SKIP(kGpu + "engine_tf32.mgt", b);
+  LOAD_RECORDED_RUN(kGpu + "engine_fp32.mgt", a);
+  LOAD_RECORDED_RUN(kGpu + "engine_tf32.mgt", b);
   ASSERT_TRUE(a->ops.empty() && b->ops.empty());
   ASSERT_TRUE(MatchesByRanges(*a, *b));
   auto r = DiffRuns(*a, *b, nullptr, nullptr, DiffOptions{});
@@ -102,7 +102,7 @@ TEST(DiffRanges, CublasEngineFp32GemmsAreWasteAgainstTf32) {
 
 TEST(DiffRanges, TheSameRecordingTwiceIsNoWaste) {
   for (const char* file : {"engine_fp32.mgt", "engine_tf32.mgt"}) {
-    LOAD_RUN_OR_SKIP(kGpu + file, run);
+    LOAD_RECORDED_RUN(kGpu + file, run);
     auto r = DiffRuns(*run, *run, nullptr, nullptr, DiffOptions{});
     ASSERT_TRUE(r.ok()) << r.error().message;
     EXPECT_TRUE(r->matched_by_range);
@@ -113,8 +113,8 @@ TEST(DiffRanges, TheSameRecordingTwiceIsNoWaste) {
 }
 
 TEST(DiffRanges, TwoRecordingsOfTheSameSideAreNoWaste) {
-  LOAD_RUN_OR_SKIP(kGpu + "engine_fp32.mgt", a);
-  LOAD_RUN_OR_SKIP(kGpu + "engine_fp32_again.mgt", b);
+  LOAD_RECORDED_RUN(kGpu + "engine_fp32.mgt", a);
+  LOAD_RECORDED_RUN(kGpu + "engine_fp32_again.mgt", b);
   auto r = DiffRuns(*a, *b, nullptr, nullptr, DiffOptions{});
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_TRUE(r->matched_by_range);

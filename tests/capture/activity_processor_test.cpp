@@ -156,6 +156,33 @@ TEST(ActivityProcessor, CopiesSetsAndSyncsBecomeTransfers) {
   EXPECT_NE(p.run.transfers[0].device, p.run.transfers[2].device);
 }
 
+TEST(ActivityProcessor, CopiesSayWhereTheyReadAndWriteAndWhetherTheHostWaited) {
+  TempDir dir;
+  std::vector<Device> devices;
+  ProcessorOptions o;
+  o.devices = &devices;
+  auto p = Process(dir,
+                   {MemcpyRecord(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 4096, 1, 10, 20, CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE,
+                                 CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0),
+                    MemcpyRecord(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 4096, 2, 30, 40, CUPTI_ACTIVITY_MEMORY_KIND_PINNED,
+                                 CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC),
+                    MemcpyRecord(CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, 64, 3, 50, 60, CUPTI_ACTIVITY_MEMORY_KIND_MANAGED,
+                                 CUPTI_ACTIVITY_MEMORY_KIND_UNKNOWN),
+                    MemsetRecord(512, 4, 70, 80)},
+                   o);
+  ASSERT_EQ(p.run.transfers.size(), 4u);
+  const auto& t = p.run.transfers;
+  EXPECT_EQ(t[0].src_memory, "pageable");
+  EXPECT_EQ(t[0].dst_memory, "device");
+  EXPECT_TRUE(t[0].synchronous);
+  EXPECT_EQ(t[1].src_memory, "pinned");
+  EXPECT_FALSE(t[1].synchronous);
+  EXPECT_EQ(t[2].src_memory, "managed");
+  EXPECT_EQ(t[2].dst_memory, "");
+  EXPECT_EQ(t[3].src_memory, "");
+  EXPECT_FALSE(t[3].synchronous);
+}
+
 TEST(ActivityProcessor, ApiCallsAreNamedByTheResolver) {
   TempDir dir;
   ProcessorOptions o;

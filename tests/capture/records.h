@@ -57,10 +57,16 @@ inline RawRecord KernelRecord(const char* name, uint32_t device, uint32_t correl
   return Raw(k);
 }
 
-inline RawRecord MemcpyRecord(uint8_t copy_kind, uint64_t bytes, uint32_t correlation, uint64_t start, uint64_t end) {
+inline RawRecord MemcpyRecord(uint8_t copy_kind, uint64_t bytes, uint32_t correlation, uint64_t start, uint64_t end,
+                              uint8_t src_kind = CUPTI_ACTIVITY_MEMORY_KIND_UNKNOWN,
+                              uint8_t dst_kind = CUPTI_ACTIVITY_MEMORY_KIND_UNKNOWN,
+                              uint8_t flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) {
   auto m = Zeroed<CUpti_ActivityMemcpy6>();
   m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
   m.copyKind = copy_kind;
+  m.srcKind = src_kind;
+  m.dstKind = dst_kind;
+  m.flags = flags;
   m.bytes = bytes;
   m.deviceId = 0;
   m.contextId = 1;

@@ -62,6 +62,7 @@ inline Run MakeSampleRun(int ops = 6, int kernels = 12) {
     t.strides = i % 4 == 3 ? std::vector<int64_t>{} : std::vector<int64_t>{16 * (4 + i), 4 + i, 1};
     t.dtype = i % 2 ? "bfloat16" : "float32";
     t.device = i % 5 == 4 ? kHostDevice : 1;
+    t.memory = std::string(t.device == kHostDevice ? (i % 2 ? kMemoryPinned : kMemoryPageable) : kMemoryDevice);
     if (i % 3 != 2) t.fingerprint = SampleFingerprint(i, i % 3);
     run.tensors.push_back(std::move(t));
   }
@@ -83,6 +84,7 @@ inline Run MakeSampleRun(int ops = 6, int kernels = 12) {
     o.inputs = {2 * i, 2 * i + 1};
     o.outputs = {2 * i + 2};
     if (i % 4 == 3) o.outputs.push_back(2 * i + 3);
+    if (i % 2) o.args = "beta=1, alpha=0.5";
     run.ops.push_back(std::move(o));
   }
   for (int i = 0; i < kernels; ++i) {
@@ -109,9 +111,12 @@ inline Run MakeSampleRun(int ops = 6, int kernels = 12) {
     run.kernels.push_back(std::move(k));
   }
   run.transfers = {
-      Transfer{0, "HtoD", 1 << 20, 1, 7, run.info.start_ns + 10, run.info.start_ns + 90'000, 4000, 0},
-      Transfer{1, "memset", 4096, 1, 7, run.info.start_ns + 100'000, run.info.start_ns + 101'000, 4001, kNone},
-      Transfer{2, "DtoH", 512, 1, 0, run.info.end_ns - 90'000, run.info.end_ns - 10, 4002, ops ? ops - 1 : kNone},
+      Transfer{0, "HtoD", 1 << 20, 1, 7, run.info.start_ns + 10, run.info.start_ns + 90'000, 4000, 0, "pageable",
+               "device", true},
+      Transfer{1, "memset", 4096, 1, 7, run.info.start_ns + 100'000, run.info.start_ns + 101'000, 4001, kNone, "", "",
+               false},
+      Transfer{2, "DtoH", 512, 1, 0, run.info.end_ns - 90'000, run.info.end_ns - 10, 4002, ops ? ops - 1 : kNone,
+               "device", "pinned", false},
   };
   run.api_calls = {
       ApiCall{0, "cudaLaunchKernel", "runtime", 7, run.info.start_ns + 40'000, run.info.start_ns + 45'000, 5000, 1},

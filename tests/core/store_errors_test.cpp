@@ -2,6 +2,7 @@
 // and a failed load leaves the file exactly as it was.
 #include <sqlite3.h>
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include "core/fingerprint_codec.h"
@@ -101,7 +102,8 @@ TEST_F(BadRunFile, GarbageOverDataPages) {
 
 TEST_F(BadRunFile, NewerMajorSchemaIsRefused) {
   ExecSql(path_, "UPDATE meta SET value = '99' WHERE key = 'schema_major'");
-  ExpectLoadFails(ErrorCode::kUnsupported, "schema version 99.1 is newer than this magneton reads (1.1)");
+  ExpectLoadFails(ErrorCode::kUnsupported, fmt::format("schema version 99.{1} is newer than this magneton reads ({0}.{1})",
+                                                       kSchemaMajor, kSchemaMinor));
   auto h = ReadHeader(path_);
   ASSERT_FALSE(h.ok());
   EXPECT_EQ(h.error().code, ErrorCode::kUnsupported);
@@ -129,6 +131,24 @@ TEST_F(BadRunFile, SchemaOneZeroHasOneCallPerApiRow) {
   ASSERT_TRUE(run.ok()) << run.error().message;
   ASSERT_EQ(run->api_calls.size(), 3u);
   for (const auto& a : run->api_calls) EXPECT_EQ(a.count, 1) << a.name;
+}
+
+TEST_F(BadRunFile, SchemaOneOneHasNoArgumentsOrMemoryKinds) {
+  ExecSql(path_, "UPDATE meta SET value = '1' WHERE key = 'schema_minor'; DROP VIEW ops_named;"
+                 "ALTER TABLE ops DROP COLUMN args; ALTER TABLE tensors DROP COLUMN memory;"
+                 "ALTER TABLE transfers DROP COLUMN src_memory; ALTER TABLE transfers DROP COLUMN dst_memory;"
+                 "ALTER TABLE transfers DROP COLUMN synchronous;");
+  auto run = LoadRun(path_);
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  ASSERT_FALSE(run->ops.empty());
+  for (const auto& o : run->ops) EXPECT_EQ(o.args, "");
+  for (const auto& t : run->tensors) EXPECT_EQ(t.memory, "");
+  for (const auto& t : run->transfers) EXPECT_FALSE(t.synchronous || !t.src_memory.empty() || !t.dst_memory.empty());
+}
+
+TEST_F(BadRunFile, SchemaOneTwoNeedsItsColumns) {
+  ExecSql(path_, "ALTER TABLE transfers DROP COLUMN synchronous");
+  ExpectLoadFails(ErrorCode::kCorrupt, "synchronous");
 }
 
 TEST_F(BadRunFile, ApiRowStandingForNoCall) {

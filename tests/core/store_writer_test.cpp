@@ -44,7 +44,7 @@ TEST(RunWriter, StreamsRowsAndLinksLate) {
   op.name = "aten::mm";
   ASSERT_TRUE(w->Add(op).ok());
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(w->Add(MakeKernel(i, i % 2 ? "gemm" : "gelu")).ok());
-  ASSERT_TRUE(w->Add(Transfer{0, "HtoD", 64, 0, 1, 5, 9, 3, kNone}).ok());
+  ASSERT_TRUE(w->Add(Transfer{0, "HtoD", 64, 0, 1, 5, 9, 3, kNone, "pinned", "device", false}).ok());
   // CUPTI delivers kernels before the op they belong to is known.
   ASSERT_TRUE(w->LinkKernel(3, 0).ok());
   ASSERT_TRUE(w->LinkTransfer(0, 0).ok());

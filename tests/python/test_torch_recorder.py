@@ -165,6 +165,24 @@ def test_out_arguments_and_nesting(tmp_path):
     assert torch.equal(c, out + 1)
 
 
+def test_arguments_that_are_not_tensors_and_memory_kinds(tmp_path):
+    x = torch.randn(4, 8)
+    with magneton.record(tmp_path / "a.mgt"):
+        y = x.to(torch.float64, non_blocking=True)
+        torch.nn.functional.softmax(y, dim=-1)
+        x.sum(dim=0, keepdim=True)
+        torch.empty(2, 3, memory_format=torch.contiguous_format)
+    run = magneton.load_run(tmp_path / "a.mgt")
+    # dtypes by name, booleans as Python writes them, None-valued arguments left out
+    assert _op(run, "aten::_to_copy")["args"] == "dtype=float64, non_blocking=True"
+    assert _op(run, "aten::copy_")["args"] == "non_blocking=True"
+    assert _op(run, "aten::_softmax")["args"] == "dim=-1, half_to_float=False"
+    assert _op(run, "aten::sum")["args"] == "dim=[0], keepdim=True"
+    assert _op(run, "aten::empty")["args"] == "size=[2,3], device=cpu, pin_memory=False, memory_format=contiguous_format"
+    # no accelerator here: every tensor is in ordinary host memory
+    assert {t["memory"] for t in run["tensors"]} == {"pageable"}
+
+
 def test_ops_on_other_threads_carry_their_thread(tmp_path):
     def work():
         torch.ones(5).sum()

@@ -109,10 +109,8 @@ TEST(DiffCli, RunsWithOnlyKernelsAreDiffedKernelByKernel) {
   Result same = Magneton("diff " + a + " " + a + " --color never");
   EXPECT_EQ(same.code, 0) << same.out << same.err;
 
-  const std::string runs = testing::CaseRuns("cublas-engine");
-  if (!fs::exists(runs + "wasteful.mgt") || !fs::exists(runs + "efficient.mgt"))
-    GTEST_SKIP() << runs << " does not hold the cublas-engine recordings";
-  for (auto [from, to] : {std::pair{runs + "wasteful.mgt", a}, std::pair{runs + "efficient.mgt", b}}) {
+  const std::string runs = testing::GpuRuns();
+  for (auto [from, to] : {std::pair{runs + "engine_fp32.mgt", a}, std::pair{runs + "engine_tf32.mgt", b}}) {
     auto run = LoadRun(from);
     ASSERT_TRUE(run.ok()) << run.error().message;
     run->ranges.clear();

@@ -17,8 +17,8 @@ namespace {
 const std::string kRuns = testing::GpuRuns();
 
 TEST(ReportRanges, RangePathsLabelTheFindingsAndOutputsAreNotCompared) {
-  LOAD_RUN_OR_SKIP(kRuns + "engine_fp32.mgt", a);
-  LOAD_RUN_OR_SKIP(kRuns + "engine_tf32.mgt", b);
+  LOAD_RECORDED_RUN(kRuns + "engine_fp32.mgt", a);
+  LOAD_RECORDED_RUN(kRuns + "engine_tf32.mgt", b);
   auto r = analysis::DiffRuns(*a, *b, nullptr, nullptr, analysis::DiffOptions{});
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_GT(r->waste_count(), 0);

@@ -31,6 +31,20 @@ const char* CopyKind(uint8_t kind) {
   }
 }
 
+// Tensor/Transfer memory kinds (run.h); "" where CUPTI does not know.
+std::string MemoryKind(uint8_t kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE: return std::string(kMemoryPageable);
+    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED: return std::string(kMemoryPinned);
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
+    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY:
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC: return std::string(kMemoryDevice);
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC: return std::string(kMemoryManaged);
+    default: return "";
+  }
+}
+
 // NVML spells GPU uuids "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"; match it.
 std::string UuidString(const CUuuid& u) {
   const auto* b = reinterpret_cast<const unsigned char*>(u.bytes);
@@ -199,6 +213,9 @@ Status ActivityProcessor::OnMemcpy(const CUpti_ActivityMemcpy6& r) {
   context_device_.try_emplace(r.contextId, r.deviceId);
   Transfer t;
   t.kind = CopyKind(r.copyKind);
+  t.src_memory = MemoryKind(r.srcKind);
+  t.dst_memory = MemoryKind(r.dstKind);
+  t.synchronous = !(r.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC);
   t.bytes = static_cast<int64_t>(r.bytes);
   t.device = *device;
   t.stream = r.streamId;
@@ -213,6 +230,9 @@ Status ActivityProcessor::OnPeer(const CUpti_ActivityMemcpyPtoP4& r) {
   if (!device.ok()) return device.error();
   Transfer t;
   t.kind = "PtoP";
+  t.src_memory = MemoryKind(r.srcKind);
+  t.dst_memory = MemoryKind(r.dstKind);
+  t.synchronous = !(r.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC);
   t.bytes = static_cast<int64_t>(r.bytes);
   t.device = *device;
   t.stream = r.streamId;

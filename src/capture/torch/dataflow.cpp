@@ -20,6 +20,7 @@ int64_t Dataflow::NewRow(const ValueKey& key, int64_t producer) {
   t.strides = key.strides;
   t.dtype = key.dtype;
   t.device = key.device;
+  t.memory = key.memory;
   rows_.push_back(std::move(t));
   if (producer == kNone) ++graph_inputs_;
   const int64_t row = rows() - 1;

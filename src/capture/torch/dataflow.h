@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -31,6 +32,7 @@ struct ValueKey {
   int64_t offset = 0;   // elements
   int64_t version = 0;  // version counter; 0 where the framework has none (inference tensors)
   int32_t device = kHostDevice;
+  std::string_view memory;  // a kMemory* constant, or empty
   std::string dtype;
   std::vector<int64_t> shape;
   std::vector<int64_t> strides;

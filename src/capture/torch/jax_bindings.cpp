@@ -67,6 +67,7 @@ Op ToOp(const py::dict& d) {
   op.device = Get<int32_t>(d, "device", kHostDevice);
   op.inputs = Get<std::vector<int64_t>>(d, "inputs", {});
   op.outputs = Get<std::vector<int64_t>>(d, "outputs", {});
+  op.args = Get<std::string>(d, "args", "");
   return op;
 }
 
@@ -80,6 +81,7 @@ Tensor ToTensor(const py::dict& d) {
   t.strides = Get<std::vector<int64_t>>(d, "strides", {});
   t.dtype = d["dtype"].cast<std::string>();
   t.device = Get<int32_t>(d, "device", kHostDevice);
+  t.memory = Get<std::string>(d, "memory", "");
   if (d.contains("fingerprint") && !d["fingerprint"].is_none())
     t.fingerprint = ToFingerprint(d["fingerprint"].cast<py::dict>());
   return t;

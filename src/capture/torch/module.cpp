@@ -54,6 +54,7 @@ py::dict SummaryDict(const RecordSummary& s) {
   d["kernels_by_time"] = s.kernels_by_time;
   d["recorder_kernels"] = s.recorder_kernels;
   d["energy_series"] = s.energy_series;
+  d["store_waits"] = s.store_waits;
   return d;
 }
 

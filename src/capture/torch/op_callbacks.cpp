@@ -1,5 +1,6 @@
 // The RecordFunction callbacks: one Op row per ATen operator call or autograd
 // node, tensors in at start, tensors out (and inputs written in place) at end.
+#include <ATen/Context.h>
 #include <ATen/core/function_schema.h>
 #include <ATen/core/ivalue.h>
 #include <c10/util/SmallVector.h>
@@ -69,6 +70,16 @@ bool Version(const at::Tensor& t, uint32_t* version) {
 }
 
 // Under state.mu (device ids). False for tensors with no plain layout.
+// Tensor::memory. Pinned-ness comes from the accelerator's hooks (no
+// dispatcher op, so nothing recorded re-enters these callbacks).
+std::string_view MemoryKind(const at::Tensor& t) {
+  if (t.is_cpu()) {
+    const void* data = t.storage().data();
+    return data && at::globalContext().isPinnedPtr(data) ? kMemoryPinned : kMemoryPageable;
+  }
+  return t.is_meta() ? std::string_view() : kMemoryDevice;
+}
+
 bool MakeKey(const at::Tensor& t, RecorderState& st, ValueKey* key) {
   try {
     if (t.is_sparse() || t.is_nested() || !t.has_storage()) return false;
@@ -77,6 +88,7 @@ bool MakeKey(const at::Tensor& t, RecorderState& st, ValueKey* key) {
     uint32_t v = 0;
     key->version = Version(t, &v) ? v : 0;
     key->device = st.DeviceId(t.device());
+    key->memory = MemoryKind(t);
     key->dtype = DtypeName(t.scalar_type());
     key->shape.assign(t.sizes().begin(), t.sizes().end());
     key->strides.assign(t.strides().begin(), t.strides().end());
@@ -125,12 +137,27 @@ const OpSchemaInfo* SchemaOf(const at::RecordFunction& fn, RecorderState& st) {
   info.name = name;
   if (auto schema = fn.operator_schema()) {
     info.schema = SchemaText(*schema);
-    for (const auto& a : schema->arguments()) info.writes.push_back(a.alias_info() && a.alias_info()->isWrite());
+    for (const auto& a : schema->arguments()) {
+      info.writes.push_back(a.alias_info() && a.alias_info()->isWrite());
+      info.args.push_back({a.name(), IntArgOf(a)});
+    }
   }
   // Entries are never replaced in place: ops recorded earlier point at them.
   st.schema_store.push_back(std::move(info));
   st.schemas[name] = &st.schema_store.back();
   return &st.schema_store.back();
+}
+
+// Op::args: the arguments that are not tensors, "name=value, ...".
+std::string ArgsText(c10::ArrayRef<const c10::IValue> args, const OpSchemaInfo& info) {
+  std::string text;
+  for (size_t i = 0; i < args.size() && i < info.args.size(); ++i) {
+    const c10::IValue& v = args[i];
+    if (v.isNone() || v.isTensor() || v.isTensorList()) continue;
+    if (!text.empty()) text += ", ";
+    text += info.args[i].name + "=" + ScalarText(v, info.args[i].meaning);
+  }
+  return text;
 }
 
 // The fingerprints' own kernels carry kRecorderWork instead of an op id, so
@@ -205,6 +232,7 @@ std::unique_ptr<at::ObserverContext> RecordOpStart(const at::RecordFunction& fn)
     op.parent = parent ? parent->op : kNone;
     ctx->schema = SchemaOf(fn, *st);
     if (!ctx->schema) op.name = fn.name();  // dispatcher ops get theirs at Stop
+    else op.args = ArgsText(args, *ctx->schema);
     op.framework = "torch";
     op.sequence = fn.seqNr() >= 0 ? fn.seqNr() : kNone;
     op.thread = ThreadId();
@@ -363,6 +391,10 @@ void RecordOpEnd(const at::RecordFunction& fn, at::ObserverContext* base) {
     op.outputs.push_back(row);
     if (op.device == kHostDevice) op.device = o.key.device;
   }
+  const bool backlog = open.empty() && st.ops.size() - st.ops.written() > kMaxHeldOps;
+  if (backlog) ++st.summary.store_waits;
+  lock.unlock();
+  if (backlog) WaitForFlush(st);
 }
 
 // A recorder bug must not reach the workload: callbacks run inside its ops,

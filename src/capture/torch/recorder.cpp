@@ -234,6 +234,9 @@ Result<RecordSummary> Recorder::Stop() {
   if (sum.skipped_tensors)
     st.stats.push_back(Stat{"tensors_without_layout", "info", sum.skipped_tensors,
                             "tensors with no plain strided layout (nested, symbolic), left out of the dataflow"});
+  if (sum.store_waits)
+    st.stats.push_back(Stat{"recorder_store_waits", "info", sum.store_waits,
+                            "times the program waited for the run store to catch up (op rows held over the limit)"});
   if (int64_t errors = st.callback_errors.load())
     st.stats.push_back(Stat{"recorder_callback_errors", "data_loss", errors,
                             "op callbacks that failed and left their op incomplete (a recorder bug)"});

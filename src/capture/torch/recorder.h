@@ -63,6 +63,7 @@ struct RecordSummary {
   int64_t kernels_by_time = 0;         // linked by time window on the launching thread
   int64_t recorder_kernels = 0;        // launched by the fingerprinting (kRecorderWork)
   int64_t energy_series = 0;
+  int64_t store_waits = 0;             // top-level op ends that waited for the store (kMaxHeldOps)
 };
 
 class RecorderState;  // recorder.cpp

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "capture/torch/aten_values.h"
 #include "capture/torch/energy_capture.h"
 #include "capture/torch/kernel_link.h"
 #include "capture/torch/recorder.h"
@@ -26,9 +27,14 @@ namespace magneton::capture {
 // it writes (so in-place ops on inference tensors, which have no version
 // counter, still produce a new value).
 struct OpSchemaInfo {
+  struct Arg {
+    std::string name;
+    IntArg meaning = IntArg::kInt;
+  };
   std::string name;
   std::string schema;
   std::vector<bool> writes;
+  std::vector<Arg> args;  // for Op::args
 };
 
 // Op rows from the first one not yet written: ids [written(), size()).
@@ -76,8 +82,12 @@ class RecorderState {
   // every kFlushEveryNs (row_stream.cpp), until StopFlushing.
   std::thread flusher;
   std::mutex flush_mu;
-  std::condition_variable flush_wake;
+  std::condition_variable flush_wake;  // the flusher waits on it
+  std::condition_variable flushed;     // a program thread waits on it (WaitForFlush)
+  bool flushing = false;               // StartFlushing ran
   bool flush_stop = false;
+  bool flush_now = false;              // flush without waiting out the period
+  uint64_t flush_rounds = 0;           // FlushRows calls done
   std::atomic<int64_t> callback_errors{0};  // exceptions caught in callbacks (a recorder bug)
   at::CallbackHandle callback = 0;
   at::CallbackHandle counting = 0;
@@ -134,6 +144,15 @@ class RecorderState {
 // flusher thread calls it every kFlushEveryNs, so a killed recording loses
 // about a second (the store commits every second).
 inline constexpr int64_t kFlushEveryNs = 250'000'000;
+
+// Op rows a recording may hold before a program thread, at the end of its
+// top-level op, waits for one flush: the store writes rows slower than a
+// launch-bound program can make them on a loaded machine, and memory must not
+// follow the backlog (waits are counted in RecordSummary::store_waits).
+inline constexpr int64_t kMaxHeldOps = 20'000;
+
+// Wakes the flusher and waits until it has flushed once more.
+void WaitForFlush(RecorderState& st);
 Status FlushRows(RecorderState& st, bool all, int64_t stop_ns = 0);
 void StartFlushing(RecorderState& st);
 void StopFlushing(RecorderState& st);

@@ -42,36 +42,6 @@ bool Keyable(const at::Tensor& t) {
   }
 }
 
-std::string Join(c10::IntArrayRef v, const char* sep) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + std::to_string(v[i]);
-  return s;
-}
-
-std::string ScalarText(const c10::IValue& v) {
-  if (v.isNone()) return "None";
-  if (v.isBool()) return v.toBool() ? "True" : "False";
-  if (v.isInt()) return std::to_string(v.toInt());
-  if (v.isDouble()) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.9g", v.toDouble());
-    return buf;
-  }
-  if (v.isString()) return "'" + v.toStringRef() + "'";
-  if (v.isIntList()) return "[" + Join(v.toIntVector(), ",") + "]";
-  if (v.isDevice()) return v.toDevice().str();
-  if (v.isList()) {
-    std::string s = "[";
-    bool first = true;
-    for (const auto& e : v.toListRef()) {
-      s += (first ? "" : ",") + (e.isTensor() ? std::string("T") : ScalarText(e));
-      first = false;
-    }
-    return s + "]";
-  }
-  return v.tagKind();
-}
-
 const std::set<std::string>& HostSyncOps() {
   static const std::set<std::string> ops = {
       "aten::item",          "aten::_local_scalar_dense", "aten::is_nonzero", "aten::nonzero",

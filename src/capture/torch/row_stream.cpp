@@ -74,15 +74,34 @@ Status FlushRows(RecorderState& st, bool all, int64_t stop_ns) {
 }
 
 void StartFlushing(RecorderState& st) {
+  {
+    std::lock_guard<std::mutex> lock(st.flush_mu);
+    st.flushing = true;
+  }
   st.flusher = std::thread([&st] {
     NameThisThread("rows");
     std::unique_lock<std::mutex> lock(st.flush_mu);
-    while (!st.flush_wake.wait_for(lock, std::chrono::nanoseconds(kFlushEveryNs), [&] { return st.flush_stop; })) {
+    while (true) {
+      st.flush_wake.wait_for(lock, std::chrono::nanoseconds(kFlushEveryNs),
+                             [&] { return st.flush_stop || st.flush_now; });
+      if (st.flush_stop) break;
+      st.flush_now = false;
       lock.unlock();
       if (Status s = FlushRows(st, false); !s.ok()) st.callback_errors.fetch_add(1);
       lock.lock();
+      ++st.flush_rounds;
+      st.flushed.notify_all();
     }
   });
+}
+
+void WaitForFlush(RecorderState& st) {
+  std::unique_lock<std::mutex> lock(st.flush_mu);
+  if (!st.flushing || st.flush_stop) return;
+  const uint64_t round = st.flush_rounds;
+  st.flush_now = true;
+  st.flush_wake.notify_all();
+  st.flushed.wait(lock, [&] { return st.flush_rounds > round || st.flush_stop; });
 }
 
 void StopFlushing(RecorderState& st) {
@@ -91,6 +110,7 @@ void StopFlushing(RecorderState& st) {
     st.flush_stop = true;
   }
   st.flush_wake.notify_all();
+  st.flushed.notify_all();
   if (st.flusher.joinable()) st.flusher.join();
 }
 

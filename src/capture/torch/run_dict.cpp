@@ -38,6 +38,7 @@ py::dict OpDict(const Op& op) {
   d["device"] = op.device;
   d["inputs"] = op.inputs;
   d["outputs"] = op.outputs;
+  d["args"] = op.args;
   return d;
 }
 
@@ -51,6 +52,7 @@ py::dict TensorDict(const Tensor& t) {
   d["strides"] = t.strides;
   d["dtype"] = t.dtype;
   d["device"] = t.device;
+  d["memory"] = t.memory;
   d["fingerprint"] = t.fingerprint ? py::object(FingerprintDict(*t.fingerprint)) : py::none();
   return d;
 }
