@@ -22,8 +22,8 @@ const DeviceEnergy& Gpu(const Attribution& e) {
 
 TEST(PairedAttribution, RecordedRunsOnDifferentMethodsGetOneActivityModel) {
   const std::string data = std::string(MAGNETON_TEST_DATA) + "/energy/";
-  LOAD_RUN_OR_SKIP(data + "torch_vs_jax_torch-measured.mgt", a);
-  LOAD_RUN_OR_SKIP(data + "torch_vs_jax_jax-measured.mgt", b);
+  LOAD_RECORDED_RUN(data + "torch_vs_jax_torch-measured.mgt", a);
+  LOAD_RECORDED_RUN(data + "torch_vs_jax_jax-measured.mgt", b);
   const DeviceEnergy alone_a = Gpu(Attribute(*a)), alone_b = Gpu(Attribute(*b));
   ASSERT_EQ(alone_a.method, "energy.total+power.instant");
   ASSERT_EQ(alone_b.method, "energy.total+activity");
@@ -47,8 +47,8 @@ TEST(PairedAttribution, RecordedRunsOnDifferentMethodsGetOneActivityModel) {
 
 TEST(PairedAttribution, RunsOnTheSameMethodAreAttributedAsAlone) {
   // The UNet's measured passes with TF32 off and on (H200): both power-shaped alone.
-  LOAD_RUN_OR_SKIP(testing::GpuRuns() + "unet_fp32-measured.mgt", a);
-  LOAD_RUN_OR_SKIP(testing::GpuRuns() + "unet_tf32-measured.mgt", b);
+  LOAD_RECORDED_RUN(testing::GpuRuns() + "unet_fp32-measured.mgt", a);
+  LOAD_RECORDED_RUN(testing::GpuRuns() + "unet_tf32-measured.mgt", b);
   PairedAttribution p = AttributeAlike(*a, *b);
   EXPECT_TRUE(p.notes.empty());
   EXPECT_EQ(Gpu(p.a).method, Gpu(Attribute(*a)).method);
