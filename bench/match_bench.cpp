@@ -11,7 +11,6 @@
 // Counters: ops per side, regions found, peak RSS of the process
 // (getrusage, MiB) and its growth during the match.
 #include <benchmark/benchmark.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <cmath>
@@ -20,6 +19,7 @@
 #include <vector>
 
 #include "analysis/match/region_match.h"
+#include "process_usage.h"
 
 namespace {
 
@@ -28,17 +28,8 @@ using magneton::Op;
 using magneton::Run;
 using magneton::Tensor;
 
-double CpuSeconds() {  // all threads of the process
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
-}
-
-double PeakRssMiB() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_maxrss / 1024.0;
-}
+using magneton::bench::CpuSeconds;
+using magneton::bench::PeakRssMiB;
 
 // A logical value: its fingerprint, seen through a layout (shape) per side.
 struct Value {

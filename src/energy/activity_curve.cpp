@@ -41,21 +41,24 @@ BusyIntervals UnionOf(std::vector<std::pair<int64_t, int64_t>> intervals) {
   return out;
 }
 
-std::optional<ActivityModel> FitActivityModel(const CounterAnchors& anchors, const BusyIntervals& busy) {
-  if (anchors.t_ns.size() < 4) return std::nullopt;
-  BusyClock clock(busy);
+std::optional<ActivityModel> FitActivityModel(const std::vector<const ActivityTrace*>& traces) {
   double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (size_t i = 0; i + 1 < anchors.t_ns.size(); ++i) {
-    int64_t a = anchors.t_ns[i], b = anchors.t_ns[i + 1];
-    if (b <= a) continue;
-    double w = double(b - a) * 1e-9;
-    double x = double(clock.Before(b) - clock.Before(a)) * 1e-9 / w;
-    double y = (anchors.joules[i + 1] - anchors.joules[i]) / w;
-    sw += w;
-    sx += w * x;
-    sy += w * y;
-    sxx += w * x * x;
-    sxy += w * x * y;
+  for (const ActivityTrace* trace : traces) {
+    const CounterAnchors& anchors = trace->anchors;
+    if (anchors.t_ns.size() < 4) continue;
+    BusyClock clock(trace->busy);
+    for (size_t i = 0; i + 1 < anchors.t_ns.size(); ++i) {
+      int64_t a = anchors.t_ns[i], b = anchors.t_ns[i + 1];
+      if (b <= a) continue;
+      double w = double(b - a) * 1e-9;
+      double x = double(clock.Before(b) - clock.Before(a)) * 1e-9 / w;
+      double y = (anchors.joules[i + 1] - anchors.joules[i]) / w;
+      sw += w;
+      sx += w * x;
+      sy += w * y;
+      sxx += w * x * x;
+      sxy += w * x * y;
+    }
   }
   if (sw <= 0) return std::nullopt;
   double mx = sx / sw, my = sy / sw;
@@ -66,6 +69,18 @@ std::optional<ActivityModel> FitActivityModel(const CounterAnchors& anchors, con
   m.busy_w = m.idle_w + slope;
   if (slope <= 0) return std::nullopt;
   return m;
+}
+
+ActivityTrace TraceActivity(const Run& run, int32_t device) {
+  ActivityTrace out;
+  out.anchors = FindCounterAnchors(run, device);
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  for (const Kernel& k : run.kernels)
+    if (k.device == device) spans.emplace_back(k.start_ns, k.end_ns);
+  for (const Transfer& t : run.transfers)
+    if (t.device == device && t.kind != "sync") spans.emplace_back(t.start_ns, t.end_ns);
+  out.busy = UnionOf(std::move(spans));
+  return out;
 }
 
 EnergyCurve ActivityCurve(const CounterAnchors& anchors, const BusyIntervals& busy, const ActivityModel& model,

@@ -24,11 +24,21 @@ struct ActivityModel {
   double idle_w = 0, busy_w = 0;
 };
 
+// One device's counter readings and busy intervals in one run.
+struct ActivityTrace {
+  CounterAnchors anchors;
+  BusyIntervals busy;
+};
+// The trace of `device` in `run`: its counter anchors and the union of its
+// kernels and transfers (synchronization records are host waits).
+ActivityTrace TraceActivity(const Run& run, int32_t device);
+
 // Fits mean power = idle_w + (busy_w - idle_w) x busy fraction over the
-// counter intervals (least squares weighted by interval length). Nothing when
-// the busy fraction barely varies (nothing to fit) or busy comes out cheaper
-// than idle (the model does not describe this run).
-std::optional<ActivityModel> FitActivityModel(const CounterAnchors& anchors, const BusyIntervals& busy);
+// counter intervals of the traces (least squares weighted by interval
+// length): one trace, or one device seen in two runs. Nothing when the busy
+// fraction barely varies (nothing to fit) or busy comes out cheaper than idle
+// (the model does not describe these runs).
+std::optional<ActivityModel> FitActivityModel(const std::vector<const ActivityTrace*>& traces);
 
 // The counter-anchored curve over [from_ns, to_ns] spent by the model.
 EnergyCurve ActivityCurve(const CounterAnchors& anchors, const BusyIntervals& busy, const ActivityModel& model,

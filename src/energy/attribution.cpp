@@ -189,7 +189,7 @@ double Attribution::Between(int32_t device, int64_t from_ns, int64_t to_ns) cons
   return kNaN;
 }
 
-Attribution Attribute(const Run& run) {
+Attribution Attribute(const Run& run, const AttributionOptions& options) {
   Attribution out;
   out.kernel_j.assign(run.kernels.size(), kNaN);
   out.transfer_j.assign(run.transfers.size(), kNaN);
@@ -232,15 +232,18 @@ Attribution Attribute(const Run& run) {
     }
     // With a counter and a kernel trace, activity shapes each counter
     // interval better than 100 ms power readings can (activity_curve.h).
-    CounterAnchors anchors = FindCounterAnchors(run, device);
-    if (!anchors.t_ns.empty()) {
-      std::vector<std::pair<int64_t, int64_t>> spans;
-      for (const Item& it : items) spans.emplace_back(it.start_ns, it.end_ns);
-      BusyIntervals busy = UnionOf(std::move(spans));
-      if (auto model = FitActivityModel(anchors, busy)) {
-        curve = ActivityCurve(anchors, busy, *model, dev.start_ns, dev.end_ns);
+    if (!options.power_shaped.count(device)) {
+      ActivityTrace trace = TraceActivity(run, device);
+      std::optional<ActivityModel> model;
+      if (auto given = options.activity.find(device); given != options.activity.end())
+        model = given->second;
+      else
+        model = FitActivityModel({&trace});
+      if (!trace.anchors.t_ns.empty() && model) {
+        curve = ActivityCurve(trace.anchors, trace.busy, *model, dev.start_ns, dev.end_ns);
         dev.method = curve.method;
         dev.total_j = curve.Between(dev.start_ns, dev.end_ns);
+        dev.activity = *model;
       }
     }
     Sweep(curve, items, dev);

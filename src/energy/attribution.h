@@ -5,10 +5,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "core/run.h"
+#include "energy/activity_curve.h"
 #include "energy/energy_curve.h"
 
 namespace magneton::energy {
@@ -27,6 +30,7 @@ struct DeviceEnergy {
   std::string source;   // sampler of the series used: "nvml", "rapl", "meter"
   int64_t sensor_updates = 0;  // readings of the energy sensor inside the window (SensorUpdates)
   EnergyCurve curve;           // the cumulative energy the attribution used (empty: unavailable)
+  std::optional<ActivityModel> activity;  // the model that shaped the curve ("energy.total+activity")
 };
 
 struct Attribution {
@@ -44,6 +48,15 @@ struct Attribution {
   double Between(int32_t device, int64_t from_ns, int64_t to_ns) const;
 };
 
-Attribution Attribute(const Run& run);
+// How the curve of a device is shaped (activity_curve.h). By default a device
+// with an energy counter and a kernel trace gets the activity model fitted on
+// its own run, when that fit succeeds; two runs that are compared should have
+// their energy spent the same way (paired_attribution.h).
+struct AttributionOptions {
+  std::map<int32_t, ActivityModel> activity;  // by device: use this model instead of fitting one
+  std::set<int32_t> power_shaped;              // devices kept on the power-shaped curve
+};
+
+Attribution Attribute(const Run& run, const AttributionOptions& options = {});
 
 }  // namespace magneton::energy

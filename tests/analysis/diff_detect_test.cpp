@@ -384,13 +384,17 @@ TEST(DiffDetect, SameCodeOnTheHostIsNoiseHoweverSlower) {
   EXPECT_EQ(f2.rules.at(0).id, "cpu-threads");
 }
 
-TEST(DiffDetect, HostTimesAreNormalizedByTheMachineWideRatio) {
-  // b ran on a busier machine: every region took twice as long.
-  Pair p = HostOnly(fixture::LaunchPair(6, 1.0), 2.0);
+TEST(DiffDetect, HostTimesAreNormalizedByTheRatioOfRegionsWhoseCodeCannotDiffer) {
+  // b ran on a busier machine: every region, the same code on both sides, took twice as long.
+  Pair same = fixture::LaunchPair(6, 1.0);
+  for (auto& t : same.b.b.run.tensors) t.strides = {1024, 1};
+  Pair p = HostOnly(same, 2.0);
   DiffReport r = DiffPair(p, {}, false);
   EXPECT_NEAR(r.host_time_ratio, 2.0, 0.01);
   bool noted = false;
-  for (const auto& n : r.notes) noted |= n.find("run b ran 2.00x as long") != std::string::npos;
+  for (const auto& n : r.notes)
+    noted |= n.find("in the 6 matched regions that run the same operators on the same layouts, called the same way, "
+                    "on both sides, run b ran 2.00x as long as run a (6 of them slower)") != std::string::npos;
   EXPECT_TRUE(noted);
   EXPECT_NEAR(r.findings.at(0).cost_delta_pct, 0, 0.1);
   EXPECT_EQ(r.findings.at(0).verdict, Verdict::kNoise);
@@ -399,6 +403,22 @@ TEST(DiffDetect, HostTimesAreNormalizedByTheMachineWideRatio) {
   DiffReport raw = DiffPair(p, absolute, false);
   EXPECT_EQ(raw.host_time_ratio, 1.0);
   EXPECT_NEAR(raw.findings.at(0).cost_delta_pct, 100, 0.1);
+}
+
+TEST(DiffDetect, AUniformSlowdownOfCodeThatDiffersIsNotNormalized) {
+  // The same slowdown, but b feeds each GELU a transposed input: its code
+  // differs, so the gap may be the code's, and nothing tells the machine's.
+  Pair p = HostOnly(fixture::LaunchPair(6, 1.0), 2.0);
+  DiffReport r = DiffPair(p, {}, false);
+  EXPECT_EQ(r.host_time_ratio, 1.0);
+  bool noted = false;
+  for (const auto& n : r.notes)
+    noted |= n.find("compared as measured (b ran 2.00x as long as a in the typical matched region): only 0 of 6") !=
+             std::string::npos;
+  EXPECT_TRUE(noted);
+  EXPECT_NEAR(r.findings.at(0).cost_delta_pct, 100, 0.1);
+  EXPECT_EQ(r.findings.at(0).verdict, Verdict::kWaste);
+  EXPECT_EQ(r.findings.at(0).evidence_class(), EvidenceClass::kLaunch);
 }
 
 TEST(DiffDetect, HostTimesOfDifferentFrameworksAreNotNormalized) {

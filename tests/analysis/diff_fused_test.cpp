@@ -6,7 +6,9 @@
 #include <algorithm>
 
 #include "analysis/diff/diff.h"
+#include "core/store.h"
 #include "recorded_runs.h"
+#include "stand_in_kernels.h"
 
 namespace magneton::analysis {
 namespace {
@@ -33,6 +35,31 @@ TEST(DiffFused, FusedJaxOperatorsJoinTheRegionWhoseKernelsDidTheirWork) {
     if (Has(p.ops_b, "jax:max")) {
       EXPECT_TRUE(Has(p.ops_b, "jax:conv_general_dilated"));
     }
+  }
+}
+
+// Many fused regions in a row, each merged on its own: record_jax of a jitted
+// MLP (tests/data/dispatch/, 5 executions; a CPU run has no kernels) given a
+// kernel per dot_general and mul only, as where XLA fuses the equations
+// between them. After the merges every region launches kernels on both sides.
+TEST(DiffFused, ChainsOfFusedRegionsAllFindTheKernelsThatDidTheirWork) {
+  auto load = [](const std::string& name, bool fused) {
+    auto r = LoadRun(std::string(MAGNETON_TEST_DATA) + "/dispatch/" + name + ".mgt");
+    EXPECT_TRUE(r.ok());
+    magneton::Run run = r.ok() ? std::move(*r) : magneton::Run{};
+    testing::AddStandInKernels(run, fused);
+    return run;
+  };
+  const magneton::Run a = load("jax_eager", false), b = load("jax_jit", true);
+  auto r = DiffRuns(a, b, nullptr, nullptr, DiffOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_GT(r->regions.size(), 50u);
+  EXPECT_TRUE(std::any_of(r->notes.begin(), r->notes.end(), [](const std::string& n) {
+    return n.find("were merged into a neighbour") != std::string::npos;
+  }));
+  for (const auto& p : r->regions) {
+    EXPECT_GT(p.a.seconds, 0);
+    EXPECT_GT(p.b.seconds, 0) << "a region of b costs nothing: " << p.ops_b.front();
   }
 }
 

@@ -238,16 +238,23 @@ TEST(DiffRootCause, SameElementCountInAnotherShapeIsNotMoreWork) {
   EXPECT_FALSE(HasRule(f, "discarded-work"));
 }
 
-TEST(DiffRootCause, NothingStructuralDiffersSaysSo) {
+TEST(DiffRootCause, SameKernelsInTheSameTimeWithMoreEnergyAreNoiseNotWaste) {
   Pair p = fixture::LaunchPair(5, 1.3);
   // Make b identical in layout and launch: only the energy differs.
   for (auto& t : p.b.b.run.tensors) t.strides = {1024, 1};
   for (auto& k : p.b.b.run.kernels) k.grid[0] = 1024;
   DiffReport r = DiffPair(p);
   const Finding& f = r.findings.at(0);
+  EXPECT_EQ(f.verdict, Verdict::kNoise) << f.why;
+  EXPECT_NEAR(f.cost_delta_pct, 30, 0.1);
   EXPECT_EQ(f.evidence_class(), EvidenceClass::kNone);
-  EXPECT_NE(f.evidence[0].summary.find("nothing in the code path differs"), std::string::npos);
+  EXPECT_NE(f.why.find("same device time"), std::string::npos) << f.why;
+  EXPECT_NE(f.evidence[0].summary.find("attribution effect"), std::string::npos) << f.evidence[0].summary;
   EXPECT_TRUE(f.rules.empty());
+  EXPECT_EQ(r.waste_count(), 0);
+  bool noted = false;
+  for (const auto& n : r.notes) noted |= n.find("1 region group costs at least 10% more") != std::string::npos;
+  EXPECT_TRUE(noted);
 }
 
 TEST(DiffRootCause, NoiseFindingsCarryNoEvidence) {

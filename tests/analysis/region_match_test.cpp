@@ -205,5 +205,27 @@ TEST(RegionMatch, RunsWithoutFingerprintsMatchNothingAndDoNotFail) {
   EXPECT_TRUE(none.regions.empty());
 }
 
+// A program recorded over R repetitions holds every value R times: the value
+// search costs one repetition's, not R x R comparisons per value, and matches
+// each repetition as one does. record_jax of an MLP without and with jax.jit,
+// 5 executions each (tests/data/dispatch/), against their first execution.
+TEST(RegionMatch, RepeatedValuesAreSearchedForOnce) {
+  auto load = [](const std::string& name) {
+    auto r = LoadRun(std::string(MAGNETON_TEST_DATA) + "/dispatch/" + name + ".mgt");
+    EXPECT_TRUE(r.ok()) << r.error().message;
+    return r.ok() ? std::move(*r) : magneton::Run{};
+  };
+  const magneton::Run a = load("jax_eager"), b = load("jax_jit");
+  ASSERT_EQ(a.info.extra.at("iterations"), "5");
+  auto first = [](magneton::Run run) {  // the first execution's ops (ids and tensors stay)
+    run.ops.resize(run.ops.size() / 5);
+    return run;
+  };
+  MatchResult all = MatchRuns(a, b), one = MatchRuns(first(a), first(b));
+  ASSERT_GT(one.regions.size(), 10u);
+  EXPECT_EQ(all.regions.size(), 5 * one.regions.size());
+  EXPECT_LE(all.stats.comparisons, one.stats.comparisons + one.stats.comparisons / 2);
+}
+
 }  // namespace
 }  // namespace magneton::analysis

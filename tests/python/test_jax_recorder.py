@@ -288,6 +288,25 @@ def test_run_file_holds_ops_fingerprints_config_and_info(tmp_path):
 
 
 @needs_extension
+def test_repeated_executions_are_written_as_iterations_with_the_first_ones_values(tmp_path):
+    import magneton
+
+    _, _, jf, ja = models.pair("mlp")
+    path = str(tmp_path / "mlp3.mgt")
+    rec = record_jax(jax.jit(jf), *ja, path=path, repeat=3)
+    run = magneton.load_run(path)
+    assert run["info"]["extra"]["iterations"] == "3"
+    n = len(run["ops"]) // 3
+    assert len(run["ops"]) == 3 * n == rec.summary["ops"]
+    assert [o["id"] for o in run["ops"]] == list(range(3 * n))
+    for k in (1, 2):
+        for a, b in zip(run["ops"][:n], run["ops"][k * n:(k + 1) * n]):
+            assert b["name"] == a["name"] and (b["parent"] == a["parent"] == NONE or b["parent"] == a["parent"] + k * n)
+            for ta, tb in zip(a["outputs"], b["outputs"]):  # a new row per execution, the same values
+                assert tb != ta and run["tensors"][tb]["fingerprint"] == run["tensors"][ta]["fingerprint"]
+
+
+@needs_extension
 def test_existing_run_file_is_refused_unless_overwrite(tmp_path):
     path = tmp_path / "a.mgt"
     path.write_bytes(b"keep me")

@@ -8,15 +8,19 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <tuple>
 
 #include "analysis/diff/call_site.h"
 #include "analysis/diff/fused_regions.h"
+#include "analysis/diff/dispatch.h"
 #include "analysis/diff/host_cpu.h"
+#include "analysis/diff/host_time.h"
 #include "analysis/diff/kernel_regions.h"
 #include "analysis/diff/region_cost.h"
 #include "analysis/diff/root_cause.h"
+#include "analysis/diff/same_work.h"
 #include "analysis/diff/verdict.h"
 
 namespace magneton::analysis {
@@ -226,39 +230,21 @@ void ChooseUnit(DiffReport& report, CostModel& ca, CostModel& cb, const energy::
   }
 }
 
-// The frameworks a run's operators come from ("torch", "jax", ...).
-std::set<std::string> Frameworks(const Run& run) {
-  std::set<std::string> out;
-  for (const auto& op : run.ops) out.insert(op.framework);
-  return out;
-}
-
-// Divides b's host times by the machine-wide speed ratio; returns the ratio used.
-// Only between runs of the same framework: across frameworks the host time of
-// a matched region differs for real reasons (eager dispatch against one jit
-// call, whose per-operator times are estimates), so no ratio is "the machine".
-double NormalizeHostTime(const Run& a, const Run& b, DiffReport& report, std::vector<SideCost>& costs_a,
+// Divides b's host times by the machine's speed ratio when the regions whose
+// code cannot differ show one (host_time.h); returns the ratio used.
+double NormalizeHostTime(const Run& a, const Run& b, const CostModel& ca, const CostModel& cb,
+                         const MatchResult& match, DiffReport& report, std::vector<SideCost>& costs_a,
                          std::vector<SideCost>& costs_b) {
-  if (Frameworks(a) != Frameworks(b)) {
-    report.notes.push_back(
-        "host times: the runs come from different frameworks, so their host times are compared as measured");
-    return 1;
-  }
-  double ratio = HostSpeedRatio(costs_a, costs_b);
-  if (std::fabs(std::log(ratio)) <= 0.02) return 1;
+  HostTimeJudgement j = JudgeHostTime(a, b, ca, cb, match, costs_a, costs_b);
+  if (!j.note.empty()) report.notes.push_back(j.note);
+  if (j.ratio == 1) return 1;
   for (auto& c : costs_b) {
-    c.seconds /= ratio;
-    for (auto& x : c.instances) x /= ratio;
+    c.seconds /= j.ratio;
+    for (auto& x : c.instances) x /= j.ratio;
   }
-  report.b.ops_cost /= ratio;
-  report.host_time_ratio = ratio;
-  report.notes.push_back(fmt::format(
-      "host times: run b ran {:.2f}x as long as run a in the typical matched region (machine load or clocks "
-      "differ between the recordings); b's times are divided by {:.2f} before comparing, so only regions "
-      "that "
-      "differ from the rest are found (--absolute-time to compare as measured)",
-      ratio, ratio));
-  return ratio;
+  report.b.ops_cost /= j.ratio;
+  report.host_time_ratio = j.ratio;
+  return j.ratio;
 }
 
 // Regions that run the same code, grouped; each group becomes one finding.
@@ -314,29 +300,40 @@ Groups GroupRegions(const Run& a, const Run& b, const CostModel& ca, const CostM
   return g;
 }
 
-// Evidence, recommendations and the call site for a non-noise finding; host
-// times of identical code with no relevant key differing become noise.
-void Explain(Finding& f, const RegionSide& ra, const RegionSide& rb, const DiffReport& report,
+// Evidence, recommendations and the call site for a non-noise finding. A
+// finding with nothing structural behind it becomes noise, with what explains
+// it (same_work.h); returns whether it did.
+bool Explain(Finding& f, const RegionSide& ra, const RegionSide& rb, const DiffReport& report,
              const DiffOptions& options) {
   auto rc = FindRootCause(ra, rb, f.costly, ComparableKeys(*ra.run, *rb.run, report.config), options.rules);
   f.evidence = std::move(rc.evidence);
   f.rules = std::move(rc.rules);
-  if (report.host_time_only && f.evidence_class() == EvidenceClass::kNone && f.evidence[0].config.empty()) {
-    f.verdict = Verdict::kNoise;
-    f.why = fmt::format(
-        "{:.1f}% apart in host time, but both sides run the same operators on the same layouts, "
-        "and no configuration key that differs is known to matter here: machine noise, not the code",
-        f.cost_delta_pct);
-    f.evidence.clear();
-    f.rules.clear();
-    return;
-  }
   // Where the costly side's code runs, so the label points at a line.
   const RegionSide& costly = f.costly == 'a' ? ra : rb;
   auto compute = ComputeOps(costly);
-  if (compute.empty()) return;
-  auto site = Describe(UserCallSite(*costly.run, costly.run->ops[compute.front()].stack));
-  if (!site.empty()) f.label += " at " + site;
+  if (!compute.empty())
+    if (auto site = Describe(UserCallSite(*costly.run, costly.run->ops[compute.front()].stack)); !site.empty())
+      f.label += " at " + site;
+  if (!Unbacked(f)) return false;
+  JudgeSameWork(f, ra, rb, report, options);
+  return true;
+}
+
+// A region group run eagerly on one side and inside a compiled call on the
+// other becomes noise, compared within the eager-vs-compiled finding: on the
+// compiled side its cost is a share of the call's (or misses the work the
+// compiler fused into other kernels). Returns whether it did.
+bool FoldIntoDispatch(Finding& f, size_t region, const DispatchUse& da, const DispatchUse& db) {
+  if (region >= da.region_compiled.size() || region >= db.region_compiled.size() ||
+      da.region_compiled[region] == db.region_compiled[region])
+    return false;
+  const char compiled = da.region_compiled[region] ? 'a' : 'b';
+  f.verdict = Verdict::kNoise;
+  f.why = fmt::format(
+      "{:.1f}% apart, but it runs eagerly on {} and inside a compiled call on {}: compared within the "
+      "eager-vs-compiled finding, since a compiled call's cost does not split into its regions",
+      f.cost_delta_pct, compiled == 'a' ? 'b' : 'a', compiled);
+  return true;
 }
 
 // Waste by cost saved, then trade-offs, then noise; regions point at their finding.
@@ -474,7 +471,9 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
     costs_b.push_back(cb.Cost(r.ops_b));
   }
   double scale_b =
-      report.host_time_only && options.normalize_host_time ? NormalizeHostTime(a, b, report, costs_a, costs_b) : 1;
+      report.host_time_only && options.normalize_host_time
+          ? NormalizeHostTime(a, b, ca, cb, match, report, costs_a, costs_b)
+          : 1;
   Groups g = GroupRegions(a, b, ca, cb, match, costs_a, costs_b, report);
 
   double whole_a = report.a.cost(), whole_b = report.b.cost() / scale_b;
@@ -491,7 +490,15 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
                                : "no regions matched: record both runs with fingerprints (magneton.record(..., "
                                  "fingerprints=True)) on the same inputs");
 
+  // Eager against compiled: one run-level finding, into which the region
+  // groups compiled on one side only are folded (dispatch.h).
+  const DispatchUse da = MeasureDispatch(a, ca, match, true, report.a, report.energy_measured);
+  const DispatchUse db = MeasureDispatch(b, cb, match, false, report.b, report.energy_measured);
+  std::optional<Finding> dispatch = DispatchFinding(da, db, report, options);
+  int folded = 0;
+
   int64_t iterations = std::max<int64_t>(1, report.a.iterations);
+  int same_work = 0;
   for (size_t gi = 0; gi < g.findings.size(); ++gi) {
     Finding& f = g.findings[gi];
     f.costly = f.a.cost() >= f.b.cost() ? 'a' : 'b';
@@ -504,8 +511,25 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
                                              : fmt::format("{} (a) vs {} (b)", g.label_a[gi], g.label_b[gi]);
     if (f.verdict == Verdict::kNoise) continue;
     const RegionMatch& rep = *g.representative[gi];
-    Explain(f, {&a, &ca, &rep.ops_a}, {&b, &cb, &rep.ops_b}, report, options);
+    if (dispatch && FoldIntoDispatch(f, static_cast<size_t>(&rep - match.regions.data()), da, db)) {
+      ++folded;
+      continue;
+    }
+    same_work += Explain(f, {&a, &ca, &rep.ops_a}, {&b, &cb, &rep.ops_b}, report, options);
   }
+  if (dispatch) {
+    if (folded > 0)
+      report.notes.push_back(fmt::format(
+          "{} region group{} that run{} eagerly on one side and inside a compiled call on the other {} compared "
+          "within the eager-vs-compiled finding: a compiled call's cost does not split into its regions",
+          folded, folded == 1 ? "" : "s", folded == 1 ? "s" : "", folded == 1 ? "is" : "are"));
+    g.findings.push_back(std::move(*dispatch));
+  }
+  if (same_work > 0 && !report.host_time_only)
+    report.notes.push_back(fmt::format(
+        "{} region group{} cost{} at least {:.0f}% more on one side with the same operators, kernels, launch "
+        "parameters and input layouts: noise, not waste, with what explains each (--all lists them)",
+        same_work, same_work == 1 ? "" : "s", same_work == 1 ? "s" : "", options.threshold * 100));
   AddHostCpuFinding(in_a, in_b, ca, cb, report, options, g.findings);
   Rank(report, g);
   report.timelines = {BuildIterationTimeline(a, ca, match, true, report),

@@ -8,9 +8,37 @@
 
 #include "analysis/diff/kernel_regions.h"
 #include "analysis/diff/range_regions.h"
+#include "energy/paired_attribution.h"
 
 namespace magneton::analysis {
 namespace {
+
+// Each side's attributions. The passes the costs come from (the measured
+// passes when given) are attributed alike, so that the same kernels are
+// costed by the same method on both sides (paired_attribution.h).
+struct Attributed {
+  energy::Attribution run_a, run_b, measured_a, measured_b;
+  std::vector<std::string> notes;
+};
+Attributed AttributeSides(const Run& a, const Run& b, const Run* measured_a, const Run* measured_b) {
+  Attributed out;
+  energy::PairedAttribution paired = energy::AttributeAlike(measured_a ? *measured_a : a, measured_b ? *measured_b : b);
+  (measured_a ? out.measured_a : out.run_a) = std::move(paired.a);
+  (measured_b ? out.measured_b : out.run_b) = std::move(paired.b);
+  if (measured_a) out.run_a = energy::Attribute(a);
+  if (measured_b) out.run_b = energy::Attribute(b);
+  out.notes = std::move(paired.notes);
+  return out;
+}
+
+Result<DiffReport> DiffAttributed(const Run& a, const Run& b, const Run* measured_a, const Run* measured_b,
+                                  const MatchResult& match, const DiffOptions& options) {
+  Attributed e = AttributeSides(a, b, measured_a, measured_b);
+  auto report = Diff(DiffInput{&a, &e.run_a, measured_a, &e.measured_a},
+                     DiffInput{&b, &e.run_b, measured_b, &e.measured_b}, match, options);
+  if (report.ok()) report->notes.insert(report->notes.end(), e.notes.begin(), e.notes.end());
+  return report;
+}
 
 // Runs with kernels and nothing to match them by: each run is diffed as the
 // program ran, its own measured pass (kernel_regions.h); a measured pass
@@ -18,11 +46,11 @@ namespace {
 Result<DiffReport> DiffKernels(const Run& a, const Run& b, const Run* measured_a, const Run* measured_b,
                                const DiffOptions& options, const std::string& why) {
   KernelRegions k = BuildKernelRegions(measured_a ? *measured_a : a, measured_b ? *measured_b : b, options.iterations);
-  energy::Attribution ea = energy::Attribute(k.a.run), eb = energy::Attribute(k.b.run);
+  energy::PairedAttribution e = energy::AttributeAlike(k.a.run, k.b.run);
   DiffOptions o = options;
   if (!k.a.whole) o.iterations = 0;  // the step was found (with --iterations as a hint): costs are per repetition
-  auto report = Diff(DiffInput{&k.a.run, &ea, &k.a.run, &ea, &k.a.alignment},
-                     DiffInput{&k.b.run, &eb, &k.b.run, &eb, &k.b.alignment}, k.match, o);
+  auto report = Diff(DiffInput{&k.a.run, &e.a, &k.a.run, &e.a, &k.a.alignment},
+                     DiffInput{&k.b.run, &e.b, &k.b.run, &e.b, &k.b.alignment}, k.match, o);
   if (!report.ok()) return report;
   report->options.iterations = options.iterations;
   ExplainKernelFindings(k, *report);
@@ -30,6 +58,7 @@ Result<DiffReport> DiffKernels(const Run& a, const Run& b, const Run* measured_a
   for (auto [side, measured] : {std::pair{'a', measured_a}, std::pair{'b', measured_b}})
     if (measured) k.notes.push_back(fmt::format("run {}: its kernels come from its measured pass", side));
   report->notes.insert(report->notes.begin(), k.notes.begin(), k.notes.end());
+  report->notes.insert(report->notes.end(), e.notes.begin(), e.notes.end());
   return report;
 }
 
@@ -44,12 +73,7 @@ Result<DiffReport> DiffRanges(const Run& a, const Run& b, const Run* measured_a,
   if (match.regions.empty())
     return DiffKernels(a, b, measured_a, measured_b, options,
                        "the runs' NVTX ranges share no path that holds device work: compared kernel by kernel");
-  energy::Attribution ea = energy::Attribute(ra.run), eb = energy::Attribute(rb.run);
-  energy::Attribution mea, meb;
-  if (ma) mea = energy::Attribute(ma->run);
-  if (mb) meb = energy::Attribute(mb->run);
-  auto report = Diff(DiffInput{&ra.run, &ea, ma ? &ma->run : nullptr, &mea},
-                     DiffInput{&rb.run, &eb, mb ? &mb->run : nullptr, &meb}, match, options);
+  auto report = DiffAttributed(ra.run, rb.run, ma ? &ma->run : nullptr, mb ? &mb->run : nullptr, match, options);
   if (!report.ok()) return report;
   if (options.iterations > 0) ra.iteration_range.clear(), rb.iteration_range.clear();  // the given count holds
   auto notes = RangeNotes(ra, rb, match);
@@ -65,12 +89,7 @@ Result<DiffReport> DiffRuns(const Run& a, const Run& b, const Run* measured_a, c
   if (MatchesByKernels(a, b)) return DiffKernels(a, b, measured_a, measured_b, options, "");
   MatchOptions match_options;
   match_options.tolerance = options.match_tolerance;
-  MatchResult match = MatchRuns(a, b, match_options);
-  energy::Attribution ea = energy::Attribute(a), eb = energy::Attribute(b);
-  energy::Attribution mea, meb;
-  if (measured_a) mea = energy::Attribute(*measured_a);
-  if (measured_b) meb = energy::Attribute(*measured_b);
-  return Diff(DiffInput{&a, &ea, measured_a, &mea}, DiffInput{&b, &eb, measured_b, &meb}, match, options);
+  return DiffAttributed(a, b, measured_a, measured_b, MatchRuns(a, b, match_options), options);
 }
 
 }  // namespace magneton::analysis

@@ -26,6 +26,8 @@ const char* ToString(EvidenceClass e) {
       return "timeline";
     case EvidenceClass::kHost:
       return "host";
+    case EvidenceClass::kDispatch:
+      return "dispatch";
     case EvidenceClass::kNone:
       return "none";
   }

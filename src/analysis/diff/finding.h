@@ -22,9 +22,10 @@ enum class Verdict { kWaste, kTradeOff, kNoise };
 // kTimeline: the same kernels, but the device waits longer for them on one
 // side (the host launches them later: launch-bound, or a synchronization).
 // kHost: the same device work, but one side's process keeps the CPU busier
-// (host_cpu.h). kNone: nothing structural differs (clocks, idle time, or
-// measurement).
-enum class EvidenceClass { kOperators, kKernels, kLaunch, kTimeline, kHost, kNone };
+// (host_cpu.h). kDispatch: the same work, dispatched one operator at a time
+// on one side and as compiled calls on the other (dispatch.h). kNone: nothing
+// structural differs (clocks, idle time, or measurement).
+enum class EvidenceClass { kOperators, kKernels, kLaunch, kTimeline, kHost, kDispatch, kNone };
 
 // Where a cost came from. kTime: no energy was measured, time stands in.
 // kEstimate: CPU energy estimated from CPU time (no RAPL on both sides).

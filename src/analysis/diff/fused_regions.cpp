@@ -1,6 +1,8 @@
 #include "analysis/diff/fused_regions.h"
 
 #include <algorithm>
+#include <unordered_map>
+#include <vector>
 
 #include "analysis/diff/root_cause.h"
 
@@ -10,8 +12,6 @@ namespace {
 // A side's ops of a region are fused away when they are XLA equations that do
 // work and launched no kernel, on a run that recorded kernels at all. Eager
 // frameworks launch their own kernels, so this applies to "jax" ops only.
-bool Launches(const CostModel& cost, const std::vector<int64_t>& ops) { return !cost.KernelsOf(ops).kernels.empty(); }
-
 bool FusedAway(const Run& run, const CostModel& cost, const std::vector<int64_t>& ops) {
   if (!cost.has_kernels() || ops.empty()) return false;
   RegionSide side{&run, &cost, &ops};
@@ -19,22 +19,23 @@ bool FusedAway(const Run& run, const CostModel& cost, const std::vector<int64_t>
   if (compute.empty()) return false;
   for (auto id : compute)
     if (run.ops[id].framework != "jax") return false;
-  return !Launches(cost, ops);
+  return !cost.Launches(ops);
 }
+
+bool Has(const std::vector<int64_t>& v, int64_t t) { return std::find(v.begin(), v.end(), t) != v.end(); }
 
 // Boundary tensors of the union: inputs not produced inside, outputs not consumed inside.
 void MergeSide(std::vector<int64_t>& ops, std::vector<int64_t>& in, std::vector<int64_t>& out,
                const std::vector<int64_t>& ops2, const std::vector<int64_t>& in2, const std::vector<int64_t>& out2) {
-  auto has = [](const std::vector<int64_t>& v, int64_t t) { return std::find(v.begin(), v.end(), t) != v.end(); };
   std::vector<int64_t> inputs, outputs;
   for (auto t : in)
-    if (!has(out2, t) && !has(inputs, t)) inputs.push_back(t);
+    if (!Has(out2, t) && !Has(inputs, t)) inputs.push_back(t);
   for (auto t : in2)
-    if (!has(out, t) && !has(inputs, t)) inputs.push_back(t);
+    if (!Has(out, t) && !Has(inputs, t)) inputs.push_back(t);
   for (auto t : out)
-    if (!has(in2, t) && !has(outputs, t)) outputs.push_back(t);
+    if (!Has(in2, t) && !Has(outputs, t)) outputs.push_back(t);
   for (auto t : out2)
-    if (!has(in, t) && !has(outputs, t)) outputs.push_back(t);
+    if (!Has(in, t) && !Has(outputs, t)) outputs.push_back(t);
   ops.insert(ops.end(), ops2.begin(), ops2.end());
   std::sort(ops.begin(), ops.end());
   in = std::move(inputs);
@@ -47,42 +48,112 @@ void Merge(RegionMatch& into, const RegionMatch& from) {
   into.output_rel_diff = std::max(into.output_rel_diff, from.output_rel_diff);
 }
 
-// The region (other than r) that produces one of r's inputs (producer) or
-// consumes one of its outputs, on side a's tensors (pairs share boundaries).
-int Neighbour(const std::vector<RegionMatch>& regions, size_t r, bool producer) {
-  const auto& mine = producer ? regions[r].inputs_a : regions[r].outputs_a;
-  for (size_t i = 0; i < regions.size(); ++i) {
-    if (i == r) continue;
-    const auto& theirs = producer ? regions[i].outputs_a : regions[i].inputs_a;
-    for (auto t : mine)
-      if (std::find(theirs.begin(), theirs.end(), t) != theirs.end()) return static_cast<int>(i);
+// The regions while merging: slots in their order, merged ones pointing at
+// the region that took them in, and per slot whether each side is fused away
+// and launches kernels. Side a's boundary tensors say which slots produce and
+// consume each tensor (pairs share boundaries).
+class Slots {
+ public:
+  Slots(const Run& a, const Run& b, const CostModel& ca, const CostModel& cb, std::vector<RegionMatch>& regions)
+      : a_(a), b_(b), ca_(ca), cb_(cb), regions_(regions), n_(static_cast<int32_t>(regions.size())) {
+    into_.resize(n_);
+    fused_a_.resize(n_), fused_b_.resize(n_), launch_a_.resize(n_), launch_b_.resize(n_);
+    for (int32_t s = 0; s < n_; ++s) {
+      into_[s] = s;
+      Assess(s);
+      for (auto t : regions_[s].outputs_a) producers_[t].push_back(s);
+      for (auto t : regions_[s].inputs_a) consumers_[t].push_back(s);
+    }
   }
-  return -1;
-}
+  int32_t size() const { return n_; }
+  bool alive(int32_t s) const { return into_[s] == s; }
+  bool fused(int32_t s) const { return fused_a_[s] || fused_b_[s]; }
+
+  // The region (other than r) that produces one of r's inputs (producer) or
+  // consumes one of its outputs: the first in order, as it stands now.
+  int32_t Neighbour(int32_t r, bool producer) {
+    int32_t best = -1;
+    for (auto t : producer ? regions_[r].inputs_a : regions_[r].outputs_a) {
+      auto& map = producer ? producers_ : consumers_;
+      auto it = map.find(t);
+      if (it == map.end()) continue;
+      for (int32_t s : it->second) {
+        s = Resolve(s);
+        if (s != r && (best < 0 || s < best) &&
+            Has(producer ? regions_[s].outputs_a : regions_[s].inputs_a, t))
+          best = s;
+      }
+    }
+    return best;
+  }
+  // The neighbour must have kernels where r has none, else merging explains nothing.
+  bool DoesTheWork(int32_t r, int32_t m) const {
+    return m >= 0 && (!fused_a_[r] || launch_a_[m]) && (!fused_b_[r] || launch_b_[m]);
+  }
+  // Merges r into m; returns the first slot whose neighbours or status the
+  // merge may change (m, and the regions next to r or m).
+  int32_t Merge(int32_t r, int32_t m) {
+    int32_t first = m;
+    for (int32_t x : {r, m}) {
+      for (auto t : regions_[x].outputs_a)
+        if (auto it = consumers_.find(t); it != consumers_.end())
+          for (int32_t s : it->second) first = std::min(first, Resolve(s));
+      for (auto t : regions_[x].inputs_a)
+        if (auto it = producers_.find(t); it != producers_.end())
+          for (int32_t s : it->second) first = std::min(first, Resolve(s));
+    }
+    magneton::analysis::Merge(regions_[m], regions_[r]);
+    into_[r] = m;
+    Assess(m);
+    return first;
+  }
+  // The surviving regions, in order.
+  void Compact() {
+    std::vector<RegionMatch> kept;
+    for (int32_t s = 0; s < n_; ++s)
+      if (alive(s)) kept.push_back(std::move(regions_[s]));
+    regions_ = std::move(kept);
+  }
+
+ private:
+  int32_t Resolve(int32_t s) {
+    while (into_[s] != s) s = into_[s] = into_[into_[s]];
+    return s;
+  }
+  void Assess(int32_t s) {
+    fused_a_[s] = FusedAway(a_, ca_, regions_[s].ops_a);
+    fused_b_[s] = FusedAway(b_, cb_, regions_[s].ops_b);
+    launch_a_[s] = ca_.Launches(regions_[s].ops_a);
+    launch_b_[s] = cb_.Launches(regions_[s].ops_b);
+  }
+
+  const Run &a_, &b_;
+  const CostModel &ca_, &cb_;
+  std::vector<RegionMatch>& regions_;
+  int32_t n_;
+  std::vector<int32_t> into_;
+  std::vector<char> fused_a_, fused_b_, launch_a_, launch_b_;
+  std::unordered_map<int64_t, std::vector<int32_t>> producers_, consumers_;
+};
 
 }  // namespace
 
 int MergeFusedRegions(const Run& a, const Run& b, const CostModel& ca, const CostModel& cb, MatchResult& match) {
-  auto& regions = match.regions;
+  // Regions are taken in order and each fused one is merged into its
+  // neighbour; after a merge the scan resumes at the first region the merge
+  // may have changed, as a rescan from the start would, without paying for
+  // the regions it cannot have changed.
+  Slots slots(a, b, ca, cb, match.regions);
   int merged = 0;
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t r = 0; r < regions.size() && !changed; ++r) {
-      bool fused_a = FusedAway(a, ca, regions[r].ops_a), fused_b = FusedAway(b, cb, regions[r].ops_b);
-      if (!fused_a && !fused_b) continue;
-      // The neighbour must have kernels where this region has none, else merging explains nothing.
-      auto does_the_work = [&](int n) {
-        return n >= 0 && (!fused_a || Launches(ca, regions[n].ops_a)) && (!fused_b || Launches(cb, regions[n].ops_b));
-      };
-      int n = Neighbour(regions, r, true);
-      if (!does_the_work(n)) n = Neighbour(regions, r, false);
-      if (!does_the_work(n)) continue;
-      Merge(regions[n], regions[r]);
-      regions.erase(regions.begin() + static_cast<std::ptrdiff_t>(r));
-      ++merged;
-      changed = true;
-    }
+  for (int32_t r = 0; r < slots.size(); ++r) {
+    if (!slots.alive(r) || !slots.fused(r)) continue;
+    int32_t m = slots.Neighbour(r, true);
+    if (!slots.DoesTheWork(r, m)) m = slots.Neighbour(r, false);
+    if (!slots.DoesTheWork(r, m)) continue;
+    r = std::min(r, slots.Merge(r, m)) - 1;
+    ++merged;
   }
+  slots.Compact();
   return merged;
 }
 

@@ -15,6 +15,7 @@ CostModel::CostModel(const Run& run, const energy::Attribution& attribution)
   for (const auto& op : run.ops)
     if (op.parent >= 0 && op.parent < static_cast<int64_t>(run.ops.size()))
       children_[op.parent].push_back(op.id);
+  MarkLaunches();
   for (const auto& m : run.replays)
     if (ReplayUsable(m) && m.op >= 0 && m.op < static_cast<int64_t>(run.ops.size()))
       replay_by_signature_.emplace(OpSignature(run, run.ops[m.op]), &m);
@@ -38,6 +39,23 @@ void CostModel::UseMeasuredPass(const Run& measured, const energy::Attribution& 
   alignment_ = std::move(alignment);
   timeline_ = BuildStepTimeline(measured, energy, alignment_);
   TabulateMeasuredCosts();
+  MarkLaunches();
+}
+
+void CostModel::MarkLaunches() {
+  const auto n = static_cast<int64_t>(run_.ops.size());
+  launches_.assign(static_cast<size_t>(n), 0);
+  const auto& kernels = source_run().kernels;
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    int64_t op = measured_ ? (alignment_.kernel_rep[k] == 0 ? alignment_.kernel_op[k] : kNone) : kernels[k].op;
+    for (; op >= 0 && op < n && !launches_[op]; op = run_.ops[op].parent) launches_[op] = 1;
+  }
+}
+
+bool CostModel::Launches(const std::vector<int64_t>& ops) const {
+  for (auto op : ops)
+    if (op >= 0 && op < static_cast<int64_t>(launches_.size()) && launches_[op]) return true;
+  return false;
 }
 
 bool CostModel::energy_measured() const {

@@ -68,6 +68,8 @@ class CostModel {
     std::vector<int64_t> ops;
   };
   Launched KernelsOf(const std::vector<int64_t>& ops) const;
+  // Whether KernelsOf(ops) would find any, in the ops' own number of steps.
+  bool Launches(const std::vector<int64_t>& ops) const;
 
   // Device time of the op's kernels (inclusive); wall time on a run without
   // kernels. With a measured pass: the median over its repetitions.
@@ -86,12 +88,14 @@ class CostModel {
   double AttributedJoules(int64_t op) const;
   int64_t costed_repeats() const { return measured_ ? static_cast<int64_t>(costed_.size()) : 1; }
   void TabulateMeasuredCosts();
+  void MarkLaunches();
 
   const Run& run_;
   const energy::Attribution& attribution_;
   std::vector<std::vector<int64_t>> children_;
   std::unordered_map<std::string, const ReplayMeasurement*> replay_by_signature_;
   std::vector<char> has_replay_below_;  // by op: it or a descendant has a replay
+  std::vector<char> launches_;          // by op: it or a descendant launched a kernel (as KernelsOf counts)
   const Run* measured_ = nullptr;
   const energy::Attribution* measured_energy_ = nullptr;
   PassAlignment alignment_;

@@ -412,6 +412,17 @@ std::optional<std::string> WaitDelta(const RegionSide& a, const RegionSide& b, c
 
 }  // namespace
 
+bool SameOperatorsAndLayouts(const RegionSide& a, const RegionSide& b) {
+  auto wa = ComputeOps(a), wb = ComputeOps(b);
+  auto names = [](const RegionSide& s, const std::vector<int64_t>& ops) {
+    std::vector<std::string> out;
+    for (auto id : ops) out.push_back(s.run->ops[id].name);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  return names(a, wa) == names(b, wb) && LayoutDeltas(a, wa, b, wb).empty();
+}
+
 RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
                         const std::vector<ConfigDelta>& config, const std::vector<Rule>& rules) {
   RootCause rc;

@@ -40,6 +40,10 @@ bool IsWrapperOp(const std::string& name);
 // "operator combination" compares.
 std::vector<int64_t> ComputeOps(const RegionSide& side);
 
+// The same operators (ComputeOps, by name and count) on the same input
+// layouts (dtype, shape, strides) on both sides: code that cannot differ.
+bool SameOperatorsAndLayouts(const RegionSide& a, const RegionSide& b);
+
 RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
                         const std::vector<ConfigDelta>& config, const std::vector<Rule>& rules);
 

@@ -24,11 +24,11 @@ using nlohmann::json;
 Result<EvidenceClass> ParseEvidence(const std::string& s, const std::string& where) {
   for (auto e :
        {EvidenceClass::kOperators, EvidenceClass::kKernels, EvidenceClass::kLaunch, EvidenceClass::kTimeline,
-        EvidenceClass::kHost, EvidenceClass::kNone})
+        EvidenceClass::kHost, EvidenceClass::kDispatch, EvidenceClass::kNone})
     if (s == ToString(e)) return e;
   return MakeError(
       ErrorCode::kInvalidArgument,
-      fmt::format("{}: unknown evidence class '{}' (operators, kernels, launch, timeline, host, none)", where, s));
+      fmt::format("{}: unknown evidence class '{}' (operators, kernels, launch, timeline, host, dispatch, none)", where, s));
 }
 
 Result<std::vector<Pattern>> ParsePatterns(const json& rule, const char* field, const std::string& where) {

@@ -12,15 +12,6 @@ double Pct(double hi, double lo) { return lo > 0 ? (hi / lo - 1) * 100 : (hi > 0
 
 }  // namespace
 
-double HostSpeedRatio(const std::vector<SideCost>& a, const std::vector<SideCost>& b) {
-  std::vector<double> logs;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i].cost() > 0 && b[i].cost() > 0) logs.push_back(std::log(b[i].cost() / a[i].cost()));
-  if (logs.size() < 5) return 1;  // too few regions to tell the machine from the code
-  std::nth_element(logs.begin(), logs.begin() + static_cast<std::ptrdiff_t>(logs.size() / 2), logs.end());
-  return std::exp(logs[logs.size() / 2]);
-}
-
 void AddInstance(SideCost& total, const SideCost& one, size_t regions_before) {
   if (regions_before == 0) {
     total = one;  // one region: its instances are its repetitions in the measured pass

@@ -23,9 +23,4 @@ void AddInstance(SideCost& total, const SideCost& one, size_t regions_before);
 // whole cost; `energy`: costs are joules (else host or device time).
 void Judge(Finding& f, double whole_costly, const DiffOptions& options, bool energy);
 
-// For host (CPU wall) times: how much longer b's matched regions take than
-// a's, typically: the median of the per-region log ratios, so the few regions
-// that really differ (or stalled) do not move it. 1 with fewer than 5 regions.
-double HostSpeedRatio(const std::vector<SideCost>& a, const std::vector<SideCost>& b);
-
 }  // namespace magneton::analysis

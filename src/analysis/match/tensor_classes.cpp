@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <cstring>
 #include <thread>
+#include <unordered_map>
 
 #include "analysis/fingerprint/candidate_index.h"
 #include "analysis/fingerprint/fingerprint_compare.h"
@@ -77,6 +79,53 @@ Chains FindLayoutChains(const MatchSide& s, const std::vector<const Tensor*>& te
   return c;
 }
 
+// Bitwise hash of what FingerprintDifference reads: the dtype class, the
+// shape (spectra are compared by dims) and every fingerprint feature.
+uint64_t ExactKey(const Tensor& t) {
+  auto bits = [](double x) {
+    uint64_t u;
+    std::memcpy(&u, &x, sizeof u);
+    return u;
+  };
+  const Fingerprint& f = *t.fingerprint;
+  uint64_t h = MixHash(static_cast<uint64_t>(ClassifyDtype(t.dtype)));
+  auto mix = [&](uint64_t x) { h = MixHash(h ^ x); };
+  for (int64_t d : t.shape) mix(static_cast<uint64_t>(d));
+  for (double x : {static_cast<double>(f.numel), f.mean, f.stddev, f.min, f.max, f.l1, f.l2}) mix(bits(x));
+  for (float q : f.quantiles) mix(bits(q));
+  for (const auto& s : f.spectra) {
+    mix(s.size());
+    for (float x : s) mix(bits(x));
+  }
+  return h;
+}
+
+// Per value, the first value of its side with the very same fingerprint,
+// shape and dtype class (itself when none came before), among the values
+// that lead their class. A program repeated R times records every value R
+// times over; comparing one of each with the other side's keeps the search
+// at the size of one repetition instead of R x R comparisons, and the
+// copies join their first one's class, as the search would have joined them.
+std::vector<int32_t> FirstOfIdentical(const std::vector<const Tensor*>& tensors, const Chains& chains) {
+  std::vector<int32_t> first(tensors.size());
+  std::unordered_map<uint64_t, std::vector<int32_t>> seen;
+  for (size_t v = 0; v < tensors.size(); ++v) {
+    first[v] = static_cast<int32_t>(v);
+    if (chains.follows[v] != -1) continue;
+    const Tensor& t = *tensors[v];
+    auto& bucket = seen[ExactKey(t)];
+    for (int32_t u : bucket) {
+      const Tensor& o = *tensors[u];
+      if (o.shape == t.shape && *o.fingerprint == *t.fingerprint && ClassifyDtype(o.dtype) == ClassifyDtype(t.dtype)) {
+        first[v] = u;
+        break;
+      }
+    }
+    if (first[v] == static_cast<int32_t>(v)) bucket.push_back(first[v]);
+  }
+  return first;
+}
+
 // Runs body(worker, begin, end) over [0, n) split among `threads` threads.
 template <class Body>
 void ParallelFor(int32_t n, int threads, Body&& body) {
@@ -103,9 +152,10 @@ TensorClasses ClassifyValues(const MatchSide& a, const MatchSide& b, double tole
     other.join();
   }
   out.comparisons = chains_a.comparisons + chains_b.comparisons;
+  const std::vector<int32_t> first_a = FirstOfIdentical(ta, chains_a), first_b = FirstOfIdentical(tb, chains_b);
   std::vector<const Tensor*> indexed(tb);
   for (int32_t w = 0; w < nb; ++w)
-    if (chains_b.follows[w] != -1) indexed[w] = nullptr;
+    if (chains_b.follows[w] != -1 || first_b[w] != w) indexed[w] = nullptr;
   const CandidateIndex index(indexed, tolerance);
 
   // Search each leading value of side a among side b's, in parallel; each
@@ -122,7 +172,7 @@ TensorClasses ClassifyValues(const MatchSide& a, const MatchSide& b, double tole
   };
   std::vector<Query> queries;
   for (int32_t v = 0; v < na; ++v) {
-    if (chains_a.follows[v] != -1) continue;
+    if (chains_a.follows[v] != -1 || first_a[v] != v) continue;
     Query q{0, v, CandidateIndex::Describe(*ta[v])};
     q.locality = index.Locality(q.features);
     if (q.locality >= 0) queries.push_back(q);
@@ -155,6 +205,8 @@ TensorClasses ClassifyValues(const MatchSide& a, const MatchSide& b, double tole
     if (chains_a.follows[v] >= 0) uf.Join(v, chains_a.follows[v]);
   for (int32_t w = 0; w < nb; ++w)
     if (chains_b.follows[w] >= 0) uf.Join(na + w, na + chains_b.follows[w]);
+  for (int32_t v = 0; v < na; ++v) uf.Join(v, first_a[v]);
+  for (int32_t w = 0; w < nb; ++w) uf.Join(na + w, na + first_b[w]);
   for (const Found& f : found) {
     out.comparisons += f.comparisons;
     out.equivalences += static_cast<int64_t>(f.pairs.size());

@@ -1,0 +1,119 @@
+// Regions whose two sides run the same operators, kernels, launch parameters
+// and layouts, yet cost differently: noise with what explains the difference,
+// never waste (same_work.h, docs/diff.md "Same work, other cost").
+#include <gtest/gtest.h>
+
+#include "analysis/diff/diff.h"
+#include "diff_fixture.h"
+
+namespace magneton::analysis {
+namespace {
+
+using fixture::Pair;
+
+// The GELU regions of LaunchPair with b's layouts and launches made a's:
+// nothing structural differs. b's kernels take `time_ratio` times a's time
+// and `energy_ratio` times its energy.
+Pair SameWork(double energy_ratio, double time_ratio) {
+  Pair p = fixture::LaunchPair(5, energy_ratio);
+  for (auto& t : p.b.b.run.tensors) t.strides = {1024, 1};
+  int64_t later = 0;  // kernels run back to back: each starts as much later as the ones before grew
+  for (auto& k : p.b.b.run.kernels) {
+    k.grid[0] = 1024;
+    const int64_t was = k.end_ns - k.start_ns, ns = static_cast<int64_t>(was * time_ratio);
+    k.start_ns += later;
+    k.end_ns = k.start_ns + ns;
+    later += ns - was;
+  }
+  return p;
+}
+
+DiffReport DiffPair(const Pair& p, energy::Attribution ea, energy::Attribution eb) {
+  return Diff(p.a.b.run, p.b.b.run, p.match, ea, eb, {});
+}
+
+TEST(DiffSameWork, EnergyAttributedByDifferentMethodsIsNotWaste) {
+  Pair p = SameWork(1.3, 1.0);
+  energy::Attribution eb = p.b.Energy();
+  eb.devices[0].method = "energy.total+activity";
+  DiffReport r = DiffPair(p, p.a.Energy(), eb);
+  const Finding& f = r.findings.at(0);
+  EXPECT_EQ(f.verdict, Verdict::kNoise);
+  EXPECT_NE(f.why.find("different methods in the two runs (a: energy.total; b: energy.total+activity)"),
+            std::string::npos)
+      << f.why;
+  EXPECT_EQ(r.waste_count(), 0);
+}
+
+TEST(DiffSameWork, OverlapWithOtherDeviceWorkExplainsTheDifference) {
+  Pair p = SameWork(1.3, 1.0);
+  // On b a host-to-device copy on another stream runs beside every GELU kernel.
+  for (const auto& k : std::vector<Kernel>(p.b.b.run.kernels)) {
+    Transfer t;
+    t.id = static_cast<int64_t>(p.b.b.run.transfers.size());
+    t.kind = "HtoD";
+    t.bytes = 1 << 20;
+    t.stream = 9;
+    t.start_ns = k.start_ns + (k.end_ns - k.start_ns) / 4;
+    t.end_ns = k.end_ns;
+    p.b.b.run.transfers.push_back(t);
+  }
+  DiffReport r = DiffPair(p, p.a.Energy(), p.b.Energy());
+  const Finding& f = r.findings.at(0);
+  EXPECT_EQ(f.verdict, Verdict::kNoise);
+  EXPECT_NE(f.why.find("beside other work for 0% of its time on a and 75% on b (mostly HtoD)"), std::string::npos)
+      << f.why;
+}
+
+TEST(DiffSameWork, SlowerKernelsAreTheDeviceNotTheCodeAndLowerClocksAreNamed) {
+  Pair p = SameWork(1.3, 1.3);  // b: the same kernels 30% longer, 30% more energy
+  DiffReport r = DiffPair(p, p.a.Energy(), p.b.Energy());
+  const Finding& f = r.findings.at(0);
+  EXPECT_EQ(f.verdict, Verdict::kNoise);
+  EXPECT_NE(f.why.find("run 30% longer on b"), std::string::npos) << f.why;
+  EXPECT_NE(f.why.find("the device ran slower"), std::string::npos) << f.why;
+
+  // With NVML's SM clock recorded on both sides, the lower clock is named.
+  for (auto [run, mhz] : {std::pair{&p.a.b.run, 1980.0}, std::pair{&p.b.b.run, 1410.0}}) {
+    SensorSeries clock;
+    clock.device = 0;
+    clock.sensor = "clock.sm";
+    clock.unit = "MHz";
+    clock.t_ns = {run->info.start_ns};
+    clock.value = {mhz};
+    run->series.push_back(clock);
+  }
+  DiffReport throttled = DiffPair(p, p.a.Energy(), p.b.Energy());
+  EXPECT_NE(throttled.findings.at(0).why.find("mean SM clock of 1410 MHz against 1980 MHz on a"), std::string::npos)
+      << throttled.findings.at(0).why;
+}
+
+TEST(DiffSameWork, TheDeviceWaitingLongerStaysAFinding) {
+  // The same kernels, but on b the host launches each one 150 us late: a
+  // launch-bound stretch is structural (class timeline), not noise.
+  Pair p = SameWork(1.0, 1.0);
+  magneton::Run measured_a = fixture::TimelinePass(
+      p.a.b.run, 4, [](const std::string&) { return 1.0; }, 0);
+  magneton::Run measured_b = fixture::TimelinePass(
+      p.b.b.run, 4, [](const std::string&) { return 1.0; }, 0);
+  int64_t shift = 0;
+  for (auto& k : measured_b.kernels) {
+    shift += 150'000;
+    k.start_ns += shift, k.end_ns += shift;
+  }
+  for (size_t i = 0; i < measured_b.api_calls.size(); ++i)
+    measured_b.api_calls[i].start_ns = measured_b.kernels[i].start_ns - 5000,
+    measured_b.api_calls[i].end_ns = measured_b.kernels[i].start_ns - 4000;
+  measured_b.info.end_ns += shift;
+  energy::Attribution ea = p.a.Energy(), eb = p.b.Energy();
+  energy::Attribution ma = energy::Attribute(measured_a), mb = energy::Attribute(measured_b);
+  auto r =
+      Diff(DiffInput{&p.a.b.run, &ea, &measured_a, &ma}, DiffInput{&p.b.b.run, &eb, &measured_b, &mb}, p.match, {});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const Finding& f = r->findings.at(0);
+  EXPECT_EQ(f.verdict, Verdict::kWaste) << f.why;
+  EXPECT_EQ(f.evidence_class(), EvidenceClass::kTimeline);
+}
+
+}  // namespace
+}  // namespace magneton::analysis
