@@ -18,6 +18,7 @@ CLASS_NAMES = {
     "operators": "operators", "operator": "operators",
     "kernels": "kernels-config", "kernel": "kernels-config", "kernels-config": "kernels-config",
     "launch": "launch-layout", "layout": "launch-layout", "launch-layout": "launch-layout",
+    "arguments": "arguments", "argument": "arguments",
     "cpu": "cpu-side", "host": "cpu-side", "cpu-side": "cpu-side", "timeline": "timeline",
 }
 SIDE_OF = {"a": "wasteful", "b": "efficient"}

@@ -22,6 +22,8 @@ const char* ToString(EvidenceClass e) {
       return "kernels";
     case EvidenceClass::kLaunch:
       return "launch";
+    case EvidenceClass::kArguments:
+      return "arguments";
     case EvidenceClass::kTimeline:
       return "timeline";
     case EvidenceClass::kHost:

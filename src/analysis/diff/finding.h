@@ -19,13 +19,16 @@ enum class Verdict { kWaste, kTradeOff, kNoise };
 
 // Strongest evidence first: different operators, same operators but different
 // kernels, same kernels but different launch parameters or input layouts.
+// kArguments: the same operators called differently besides their inputs'
+// layouts: other non-tensor arguments, inputs in other memory (pinned or
+// pageable), copies that block the host (arguments.h).
 // kTimeline: the same kernels, but the device waits longer for them on one
 // side (the host launches them later: launch-bound, or a synchronization).
 // kHost: the same device work, but one side's process keeps the CPU busier
 // (host_cpu.h). kDispatch: the same work, dispatched one operator at a time
 // on one side and as compiled calls on the other (dispatch.h). kNone: nothing
 // structural differs (clocks, idle time, or measurement).
-enum class EvidenceClass { kOperators, kKernels, kLaunch, kTimeline, kHost, kDispatch, kNone };
+enum class EvidenceClass { kOperators, kKernels, kLaunch, kArguments, kTimeline, kHost, kDispatch, kNone };
 
 // Where a cost came from. kTime: no energy was measured, time stands in.
 // kEstimate: CPU energy estimated from CPU time (no RAPL on both sides).

@@ -7,13 +7,15 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <utility>
 
+#include "analysis/diff/arguments.h"
 #include "analysis/diff/call_site.h"
+#include "analysis/diff/paired_ops.h"
 
 namespace magneton::analysis {
 namespace {
 
-constexpr size_t kMaxParams = 12;
 // Differing keys named as candidates when no rule names one (CandidateKeys).
 constexpr size_t kMaxCandidateKeys = 8;
 
@@ -124,54 +126,6 @@ bool IsContiguous(const Tensor& t) {
   return true;
 }
 
-// Pairs the i-th occurrence of each name on one side with the i-th on the other.
-template <class T, class Name>
-std::vector<std::pair<T, T>> PairByName(const std::vector<T>& x, const std::vector<T>& y, Name name) {
-  std::map<std::string, std::vector<T>> ys;
-  for (const auto& e : y) ys[name(e)].push_back(e);
-  std::map<std::string, size_t> used;
-  std::vector<std::pair<T, T>> out;
-  for (const auto& e : x) {
-    auto& bucket = ys[name(e)];
-    size_t& i = used[name(e)];
-    if (i < bucket.size()) out.emplace_back(e, bucket[i++]);
-  }
-  return out;
-}
-
-void AddDelta(std::vector<ParamDelta>& out, const std::string& subject, const std::string& param,
-              const std::string& va, const std::string& vb) {
-  if (va == vb || out.size() >= kMaxParams) return;
-  for (const auto& d : out)  // one line per (parameter, values), however often it repeats
-    if (d.parameter == param && d.value_a == va && d.value_b == vb) return;
-  out.push_back({subject, param, va, vb});
-}
-
-// Calls fn(op name, input index, a's tensor, b's tensor) for each input of
-// the ops the two sides share, the i-th call of a name paired with the i-th.
-template <class Fn>
-void ForEachPairedInput(const RegionSide& a, const std::vector<int64_t>& wa, const RegionSide& b,
-                        const std::vector<int64_t>& wb, Fn fn) {
-  using Named = std::pair<std::string, int64_t>;
-  auto named = [](const Run& run, const std::vector<int64_t>& ops) {
-    std::vector<Named> v;
-    for (auto id : ops) v.emplace_back(run.ops[id].name, id);
-    return v;
-  };
-  for (auto [na, nb] :
-       PairByName(named(*a.run, wa), named(*b.run, wb), [](const Named& n) { return n.first; })) {
-    const Op& oa = a.run->ops[na.second];
-    const Op& ob = b.run->ops[nb.second];
-    for (size_t i = 0; i < std::min(oa.inputs.size(), ob.inputs.size()); ++i) {
-      auto ta = oa.inputs[i], tb = ob.inputs[i];
-      if (ta < 0 || tb < 0 || ta >= static_cast<int64_t>(a.run->tensors.size()) ||
-          tb >= static_cast<int64_t>(b.run->tensors.size()))
-        continue;
-      fn(oa.name, i, a.run->tensors[ta], b.run->tensors[tb]);
-    }
-  }
-}
-
 std::vector<ParamDelta> LayoutDeltas(const RegionSide& a, const std::vector<int64_t>& wa, const RegionSide& b,
                                      const std::vector<int64_t>& wb) {
   std::vector<ParamDelta> out;
@@ -280,9 +234,23 @@ std::vector<ConfigDelta> CandidateKeys(const std::vector<ConfigDelta>& config, c
 // differing. (Different operators explain different kernels.)
 bool OnlyConfigCanExplain(const Evidence& e, const RootCause& rc) {
   if (rc.evidence.front().kind == EvidenceClass::kOperators) return false;
+  if (std::any_of(rc.evidence.begin(), rc.evidence.end(),
+                  [](const Evidence& x) { return x.kind == EvidenceClass::kArguments; }))
+    return false;
   if (e.kind == EvidenceClass::kKernels) return e.params.empty();
   return e.kind == EvidenceClass::kLaunch &&
          std::all_of(e.params.begin(), e.params.end(), [](const ParamDelta& p) { return p.subject.rfind("kernel ", 0) == 0; });
+}
+
+Evidence ArgumentsEvidence(std::vector<ParamDelta> deltas, std::vector<NamedCount> all_a,
+                           std::vector<NamedCount> all_b) {
+  Evidence e;
+  e.kind = EvidenceClass::kArguments;
+  e.summary = "same operators, called differently: " + ArgumentSummary(deltas);
+  e.params = std::move(deltas);
+  e.all_a = std::move(all_a);
+  e.all_b = std::move(all_b);
+  return e;
 }
 
 std::vector<std::string> NamesOf(const std::vector<NamedCount>& v) {
@@ -420,7 +388,7 @@ bool SameOperatorsAndLayouts(const RegionSide& a, const RegionSide& b) {
     std::sort(out.begin(), out.end());
     return out;
   };
-  return names(a, wa) == names(b, wb) && LayoutDeltas(a, wa, b, wb).empty();
+  return names(a, wa) == names(b, wb) && LayoutDeltas(a, wa, b, wb).empty() && ArgumentDeltas(a, wa, b, wb).empty();
 }
 
 RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
@@ -434,6 +402,7 @@ RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
   auto kn_a = CountKernels(a, launched_a), kn_b = CountKernels(b, launched_b);
 
   auto only_ops_a = Surplus(ops_a, ops_b), only_ops_b = Surplus(ops_b, ops_a);
+  auto arg_deltas = ArgumentDeltas(a, wa, b, wb);
   auto only_k_a = Surplus(kn_a, kn_b), only_k_b = Surplus(kn_b, kn_a);
   // What the rules see: every op, and what each side has that the other lacks.
   RuleSubject subject;
@@ -504,6 +473,8 @@ RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
           fmt::format("same {}, different launch parameters or input layouts: {} {} {} vs {}",
                       ka.empty() ? "operators" : "kernels", d.subject, d.parameter, d.value_a, d.value_b);
       e.params = std::move(params);
+    } else if (!arg_deltas.empty()) {
+      e = ArgumentsEvidence(std::exchange(arg_deltas, {}), e.all_a, e.all_b);
     } else if (auto waited = WaitDelta(a, b, costly)) {
       e.kind = EvidenceClass::kTimeline;
       e.summary = *waited;
@@ -516,6 +487,8 @@ RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
     }
     rc.evidence.push_back(std::move(e));
   }
+  // What else the code passes differently backs whatever comes first.
+  if (!arg_deltas.empty()) rc.evidence.push_back(ArgumentsEvidence(std::exchange(arg_deltas, {}), ops_a, ops_b));
 
   // Known patterns: recommendations, and the configuration keys that steer
   // the choice each piece of evidence shows.
@@ -523,7 +496,11 @@ RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
   for (auto& e : rc.evidence) {
     subject.evidence = e.kind;
     subject.params.clear();
-    for (const auto& d : e.params) subject.params.push_back(d.subject + " " + d.parameter);
+    subject.costly_params.clear();
+    for (const auto& d : e.params) {
+      subject.params.push_back(d.subject + " " + d.parameter);
+      subject.costly_params.push_back(d.subject + " " + d.parameter + "=" + (costly == 'a' ? d.value_a : d.value_b));
+    }
     for (auto& m : MatchRules(rules, subject)) {
       for (auto& d : m.steering)
         if (std::none_of(e.config.begin(), e.config.end(),

@@ -1,8 +1,9 @@
 // Why two matched regions cost differently, strongest evidence first
 // (docs/diff.md): different operators, then different kernels for the same
 // operators, then the same kernels launched differently or fed different
-// input layouts. Known patterns (rules) add recommendations and name the
-// configuration keys that steer the choice.
+// input layouts, then the same operators called with other arguments. Known
+// patterns (rules) add recommendations and name the configuration keys that
+// steer the choice.
 #pragma once
 
 #include <vector>
@@ -41,7 +42,8 @@ bool IsWrapperOp(const std::string& name);
 std::vector<int64_t> ComputeOps(const RegionSide& side);
 
 // The same operators (ComputeOps, by name and count) on the same input
-// layouts (dtype, shape, strides) on both sides: code that cannot differ.
+// layouts (dtype, shape, strides), called the same way (arguments.h) on both
+// sides: code that cannot differ.
 bool SameOperatorsAndLayouts(const RegionSide& a, const RegionSide& b);
 
 RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,

@@ -23,12 +23,12 @@ using nlohmann::json;
 
 Result<EvidenceClass> ParseEvidence(const std::string& s, const std::string& where) {
   for (auto e :
-       {EvidenceClass::kOperators, EvidenceClass::kKernels, EvidenceClass::kLaunch, EvidenceClass::kTimeline,
-        EvidenceClass::kHost, EvidenceClass::kDispatch, EvidenceClass::kNone})
+       {EvidenceClass::kOperators, EvidenceClass::kKernels, EvidenceClass::kLaunch, EvidenceClass::kArguments,
+        EvidenceClass::kTimeline, EvidenceClass::kHost, EvidenceClass::kDispatch, EvidenceClass::kNone})
     if (s == ToString(e)) return e;
   return MakeError(
       ErrorCode::kInvalidArgument,
-      fmt::format("{}: unknown evidence class '{}' (operators, kernels, launch, timeline, host, dispatch, none)", where, s));
+      fmt::format("{}: unknown evidence class '{}' (operators, kernels, launch, arguments, timeline, host, dispatch, none)", where, s));
 }
 
 Result<std::vector<Pattern>> ParsePatterns(const json& rule, const char* field, const std::string& where) {
@@ -112,6 +112,7 @@ Result<std::vector<Rule>> ParseRules(const std::string& json_text, const std::st
          {std::pair{"ops", &rule.ops}, std::pair{"costly_ops", &rule.costly_ops},
           std::pair{"lean_ops", &rule.lean_ops}, std::pair{"costly_kernels", &rule.costly_kernels},
           std::pair{"lean_kernels", &rule.lean_kernels}, std::pair{"params", &rule.params},
+          std::pair{"costly_params", &rule.costly_params},
           std::pair{"config", &rule.config}}) {
       auto p = ParsePatterns(r, field, where);
       if (!p) return p.error();
@@ -152,7 +153,8 @@ std::vector<RuleMatch> MatchRules(const std::vector<Rule>& rules, const RuleSubj
       continue;
     if (!AllFound(rule.ops, s.ops) || !AllFound(rule.costly_ops, s.costly_ops) ||
         !AllFound(rule.lean_ops, s.lean_ops) || !AllFound(rule.costly_kernels, s.costly_kernels) ||
-        !AllFound(rule.lean_kernels, s.lean_kernels) || !AllFound(rule.params, s.params))
+        !AllFound(rule.lean_kernels, s.lean_kernels) || !AllFound(rule.params, s.params) ||
+        !AllFound(rule.costly_params, s.costly_params))
       continue;
     if (rule.lean_adds_nothing && !s.lean_ops.empty()) continue;
     RuleMatch m;

@@ -28,6 +28,7 @@ struct Rule {
   std::vector<Pattern> costly_ops, lean_ops;          // each must match an operator only that side runs
   std::vector<Pattern> costly_kernels, lean_kernels;  // ... a kernel only that side launches
   std::vector<Pattern> params;                        // each must match a differing "<subject> <parameter>"
+  std::vector<Pattern> costly_params;                 // ... "<subject> <parameter>=<the costly side's value>"
   bool lean_adds_nothing = false;                     // the lean side runs no op the costly side lacks
   std::vector<Pattern> config;                        // configuration keys that steer this choice;
                                                       // given: one of them must differ between runs
@@ -40,6 +41,7 @@ struct RuleSubject {
   std::vector<std::string> costly_ops, lean_ops;          // ops one side runs more of
   std::vector<std::string> costly_kernels, lean_kernels;  // kernels one side launches more of
   std::vector<std::string> params;                        // "<subject> <parameter>" of each ParamDelta
+  std::vector<std::string> costly_params;                 // "<subject> <parameter>=<costly side's value>"
   std::vector<ConfigDelta> config;                        // every differing key, values as a/b
   char costly = 'a';
 };
