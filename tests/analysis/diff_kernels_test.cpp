@@ -155,6 +155,31 @@ TEST(DiffKernels, ASynchronizeEachStepIsATimelineFindingNamingTheCall) {
   EXPECT_LT(r->a.account.idle, 0.05 * r->a.account.total);
 }
 
+TEST(DiffKernels, ASynchronizingCallWithAStackIsNamedWithItsLine) {
+  // `record --stacks` walks the stack at synchronizing calls too: the innermost
+  // frame outside CUDA's libraries names the code that makes the host wait.
+  Variant item;
+  item.item = true;
+  magneton::Run a = Program("prog a", item, 10);
+  Frame cudart{0, "native", "cudaStreamSynchronize", "", 0, "libcudart.so.13"};
+  Frame user{1, "native", "TrainLoop::Step()", "/work/engine/train.cpp", 88, "engine"};
+  Frame main{2, "native", "main", "/work/engine/main.cpp", 12, "engine"};
+  a.frames = {cudart, user, main};
+  a.stacks = {{0, {0, 1, 2}}};
+  for (auto& c : a.api_calls)
+    if (c.name.rfind("cudaStreamSynchronize", 0) == 0) c.stack = 0;
+  auto r = DiffRuns(a, Program("prog b", {}, 10), nullptr, nullptr, {});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(Noted(*r, "a 1 (cudaStreamSynchronize at train.cpp!TrainLoop::Step() x1)")) << Dump(*r);
+  ASSERT_GE(r->waste_count(), 1);
+  const Finding& f = *Top(*r);
+  auto sync = std::find_if(f.evidence.begin(), f.evidence.end(),
+                           [](const Evidence& e) { return Contains(e.summary, "synchronizing calls before"); });
+  ASSERT_NE(sync, f.evidence.end());
+  EXPECT_TRUE(Contains(sync->summary, "a cudaStreamSynchronize at train.cpp!TrainLoop::Step() x1, b none"))
+      << sync->summary;
+}
+
 TEST(DiffKernels, AKernelOnlyOneSideLaunchesCountsWithTheKernelItServes) {
   Variant extra;
   extra.extra_kernel = true;

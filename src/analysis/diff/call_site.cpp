@@ -13,6 +13,15 @@ bool IsFrameworkFile(const std::string& file) {
          file.find("/importlib/") != std::string::npos || file.find("/contextlib.py") != std::string::npos;
 }
 
+// Native frames of CUDA's own libraries (and of c10, which wraps them) are
+// where every launch and wait ends up; the frame that called into them says
+// which code did.
+bool IsRuntimeModule(const std::string& module) {
+  for (const char* lib : {"libcudart", "libcuda.", "libcupti", "libcublas", "libcudnn", "libnccl", "libc10"})
+    if (module.find(lib) != std::string::npos) return true;
+  return false;
+}
+
 bool SameFrame(const Frame& x, const Frame& y) {
   if (x.kind != y.kind) return false;
   if (x.kind == "python") return x.file == y.file && x.function == y.function && x.line == y.line;
@@ -50,6 +59,8 @@ CallSite UserCallSite(const Run& run, int64_t stack) {
   auto frames = OutermostFirst(run, stack);
   for (auto it = frames.rbegin(); it != frames.rend(); ++it)
     if ((*it)->kind == "python" && !IsFrameworkFile((*it)->file)) return ToCallSite(**it);
+  for (auto it = frames.rbegin(); it != frames.rend(); ++it)
+    if ((*it)->kind == "native" && !IsRuntimeModule((*it)->module)) return ToCallSite(**it);
   return frames.empty() ? CallSite{} : ToCallSite(*frames.back());
 }
 

@@ -20,7 +20,8 @@ std::vector<const Frame*> OutermostFirst(const Run& run, int64_t stack);
 
 // The innermost Python frame outside the framework's own code (torch,
 // importlib, <frozen ...>): where the user's (or library's) code made the call.
-// Falls back to the innermost frame of any kind.
+// A native-only stack (record --stacks) gives its innermost frame outside
+// CUDA's libraries and c10; else the innermost frame of any kind.
 CallSite UserCallSite(const Run& run, int64_t stack);
 
 // The first frame where two call paths part, comparing outermost first.

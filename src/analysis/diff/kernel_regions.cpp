@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "analysis/diff/call_site.h"
 #include "analysis/diff/step_align.h"
 #include "analysis/diff/verdict.h"
 
@@ -374,7 +375,11 @@ KernelSide Side(const Stream& s, const std::vector<Segment>& segments, const std
   for (const auto& w : s.work)
     correlations.push_back(w.kernel ? r.kernels[w.id].correlation : r.transfers[w.id].correlation);
   std::unordered_map<int64_t, std::string> api;
-  for (const auto& c : r.api_calls) api.try_emplace(c.correlation, ApiName(c.name));
+  for (const auto& c : r.api_calls) {
+    // Where the call was made, when its stack was recorded (record --stacks).
+    const std::string site = c.stack >= 0 ? Describe(UserCallSite(r, c.stack)) : "";
+    api.try_emplace(c.correlation, site.empty() ? ApiName(c.name) : ApiName(c.name) + " at " + site);
+  }
   const double reps = std::max<double>(1, static_cast<double>(al.repeats));
   for (const auto& t : r.transfers) {
     if (t.kind != "sync" || t.op == kRecorderWork) continue;

@@ -2,6 +2,8 @@
 
 #include <generated_nvtx_meta.h>
 
+#include <span>
+#include <tuple>
 #include <vector>
 
 #include "capture/cupti/cupti_util.h"
@@ -35,9 +37,29 @@ constexpr CUpti_CallbackId kDriverLaunches[] = {
     CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
 };
 
-// A runtime launch calls a driver launch; the driver callback reuses the
-// runtime's stack instead of walking the same frames again.
-thread_local bool t_in_runtime_launch = false;
+// Calls that can make the host wait for the device: their stacks name the
+// line that synchronizes (docs/diff.md, synchronizing calls). Only these
+// calls walk the stack, not every API call.
+constexpr CUpti_CallbackId kRuntimeWaits[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,   CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,              CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,         CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000,
+};
+constexpr CUpti_CallbackId kDriverWaits[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,         CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz, CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy,                 CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync,            CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2,          CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2,          CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2,     CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2,     CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2_ptsz,
+};
+
+// A runtime call (a launch, a wait) calls the driver's; the driver callback
+// reuses the runtime's stack instead of walking the same frames again.
+thread_local bool t_in_runtime_call = false;
 thread_local uint32_t t_runtime_stack = 0;
 // Per thread: for each open NVTX push, whether it matched the prefix.
 thread_local std::vector<bool> t_pushes;
@@ -57,12 +79,13 @@ LaunchCallbacks::~LaunchCallbacks() { Unsubscribe(); }
 Status LaunchCallbacks::Subscribe() {
   MAGNETON_RETURN_IF_ERROR(CuptiStatus(cuptiSubscribe(&subscriber_, &LaunchCallbacks::OnCallback, this), "cuptiSubscribe"));
   if (stacks_) {
-    for (auto cbid : kRuntimeLaunches)
-      MAGNETON_RETURN_IF_ERROR(CuptiStatus(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, cbid),
-                                           "cuptiEnableCallback(runtime launch)"));
-    for (auto cbid : kDriverLaunches)
-      MAGNETON_RETURN_IF_ERROR(CuptiStatus(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
-                                           "cuptiEnableCallback(driver launch)"));
+    for (const auto& [domain, ids, what] :
+         {std::tuple{CUPTI_CB_DOMAIN_RUNTIME_API, std::span<const CUpti_CallbackId>(kRuntimeLaunches), "cuptiEnableCallback(runtime launch)"},
+          std::tuple{CUPTI_CB_DOMAIN_DRIVER_API, std::span<const CUpti_CallbackId>(kDriverLaunches), "cuptiEnableCallback(driver launch)"},
+          std::tuple{CUPTI_CB_DOMAIN_RUNTIME_API, std::span<const CUpti_CallbackId>(kRuntimeWaits), "cuptiEnableCallback(runtime wait)"},
+          std::tuple{CUPTI_CB_DOMAIN_DRIVER_API, std::span<const CUpti_CallbackId>(kDriverWaits), "cuptiEnableCallback(driver wait)"}})
+      for (auto cbid : ids)
+        MAGNETON_RETURN_IF_ERROR(CuptiStatus(cuptiEnableCallback(1, subscriber_, domain, cbid), what));
   }
   if (!prefix_.empty()) {
     for (auto cbid : {CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangePushEx, CUPTI_CBID_NVTX_nvtxRangePop,
@@ -94,11 +117,11 @@ void LaunchCallbacks::OnLaunch(CUpti_CallbackDomain domain, const CUpti_Callback
   if (!stacks_) return;
   const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
   if (data.callbackSite == CUPTI_API_EXIT) {
-    if (runtime) t_in_runtime_launch = false;
+    if (runtime) t_in_runtime_call = false;
     return;
   }
   uint32_t index;
-  if (!runtime && t_in_runtime_launch) {
+  if (!runtime && t_in_runtime_call) {
     index = t_runtime_stack;
   } else {
     uintptr_t ips[kMaxFrames];
@@ -106,7 +129,7 @@ void LaunchCallbacks::OnLaunch(CUpti_CallbackDomain domain, const CUpti_Callback
     index = stacks_->Intern(ips, n);
     captured_.fetch_add(1, std::memory_order_relaxed);
     if (runtime) {
-      t_in_runtime_launch = true;
+      t_in_runtime_call = true;
       t_runtime_stack = index;
     }
   }

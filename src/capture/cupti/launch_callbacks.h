@@ -1,6 +1,7 @@
 // CUPTI callbacks on the host program's own threads: native stacks at kernel
-// launches (--stacks) and NVTX push/pop tracking (--only-ranges). Both run on
-// the launch path, so they only take a short lock and never write the run.
+// launches and at calls that can wait for the device (--stacks), and NVTX
+// push/pop tracking (--only-ranges). Both run on the calling thread, so they
+// only take a short lock and never write the run.
 #pragma once
 
 #include <cupti.h>
