@@ -88,14 +88,13 @@ TEST(DiffSameWork, SlowerKernelsAreTheDeviceNotTheCodeAndLowerClocksAreNamed) {
       << throttled.findings.at(0).why;
 }
 
-TEST(DiffSameWork, TheDeviceWaitingLongerStaysAFinding) {
-  // The same kernels, but on b the host launches each one 150 us late: a
-  // launch-bound stretch is structural (class timeline), not noise.
-  Pair p = SameWork(1.0, 1.0);
-  magneton::Run measured_a = fixture::TimelinePass(
-      p.a.b.run, 4, [](const std::string&) { return 1.0; }, 0);
-  magneton::Run measured_b = fixture::TimelinePass(
-      p.b.b.run, 4, [](const std::string&) { return 1.0; }, 0);
+// Measured passes of a SameWork pair; on b the host launches each kernel
+// 150 us late. With `syncs`, b waits for the device before each launch
+// (cudaStreamSynchronize), as its recording pass does inside each operator.
+Result<DiffReport> DiffLateLaunches(Pair& p, bool syncs) {
+  auto one = [](const std::string&) { return 1.0; };
+  magneton::Run measured_a = fixture::TimelinePass(p.a.b.run, 4, one, 0);
+  magneton::Run measured_b = fixture::TimelinePass(p.b.b.run, 4, one, 0);
   int64_t shift = 0;
   for (auto& k : measured_b.kernels) {
     shift += 150'000;
@@ -105,14 +104,55 @@ TEST(DiffSameWork, TheDeviceWaitingLongerStaysAFinding) {
     measured_b.api_calls[i].start_ns = measured_b.kernels[i].start_ns - 5000,
     measured_b.api_calls[i].end_ns = measured_b.kernels[i].start_ns - 4000;
   measured_b.info.end_ns += shift;
+  // A synchronize just before each launch: correlation ids follow call order.
+  auto add_sync = [](magneton::Run& run, int64_t correlation, int64_t at) {
+    run.api_calls.push_back({static_cast<int64_t>(run.api_calls.size()), "cudaStreamSynchronize_v3020", "runtime", 77,
+                             at, at + 1000, correlation, kNone});
+    Transfer t;
+    t.id = static_cast<int64_t>(run.transfers.size());
+    t.kind = "sync";
+    t.start_ns = t.end_ns = at;
+    t.correlation = correlation;
+    run.transfers.push_back(t);
+  };
+  if (syncs)
+    for (magneton::Run* run : {&measured_b, &p.b.b.run}) {
+      for (auto& c : run->api_calls) c.correlation *= 10;
+      for (auto& k : run->kernels) {
+        k.correlation *= 10;
+        // In the recording pass, inside the op that launches the kernel.
+        add_sync(*run, k.correlation - 5, run == &measured_b ? k.start_ns - 20'000 : run->ops[k.op].start_ns + 1);
+      }
+    }
   energy::Attribution ea = p.a.Energy(), eb = p.b.Energy();
   energy::Attribution ma = energy::Attribute(measured_a), mb = energy::Attribute(measured_b);
-  auto r =
-      Diff(DiffInput{&p.a.b.run, &ea, &measured_a, &ma}, DiffInput{&p.b.b.run, &eb, &measured_b, &mb}, p.match, {});
+  return Diff(DiffInput{&p.a.b.run, &ea, &measured_a, &ma}, DiffInput{&p.b.b.run, &eb, &measured_b, &mb}, p.match,
+              {});
+}
+
+TEST(DiffSameWork, TheDeviceWaitingLongerStaysAFinding) {
+  // The same kernels, but on b the host launches each one 150 us late: a
+  // launch-bound stretch is structural (class timeline), not noise.
+  Pair p = SameWork(1.0, 1.0);
+  auto r = DiffLateLaunches(p, false);
   ASSERT_TRUE(r.ok()) << r.error().message;
   const Finding& f = r->findings.at(0);
   EXPECT_EQ(f.verdict, Verdict::kWaste) << f.why;
   EXPECT_EQ(f.evidence_class(), EvidenceClass::kTimeline);
+  EXPECT_EQ(f.evidence[0].summary.find("synchronizing calls"), std::string::npos) << f.evidence[0].summary;
+}
+
+TEST(DiffSameWork, TheSynchronizingCallsBeforeTheWaitAreNamedWithTheirLine) {
+  Pair p = SameWork(1.0, 1.0);
+  auto r = DiffLateLaunches(p, true);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const Finding& f = r->findings.at(0);
+  EXPECT_EQ(f.verdict, Verdict::kWaste) << f.why;
+  ASSERT_EQ(f.evidence_class(), EvidenceClass::kTimeline);
+  EXPECT_NE(f.evidence[0].summary.find("synchronizing calls before them, per iteration: a none, b "
+                                       "cudaStreamSynchronize in aten::gelu at model.py:88 (attention) x1"),
+            std::string::npos)
+      << f.evidence[0].summary;
 }
 
 }  // namespace

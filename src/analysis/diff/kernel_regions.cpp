@@ -11,6 +11,7 @@
 
 #include "analysis/diff/call_site.h"
 #include "analysis/diff/step_align.h"
+#include "analysis/diff/sync_sites.h"
 #include "analysis/diff/verdict.h"
 
 namespace magneton::analysis {
@@ -82,13 +83,6 @@ std::string Phrase(const std::vector<std::string>& names) {
     parts.push_back(count[order[i]] > 1 ? fmt::format("{} x{}", order[i], count[order[i]]) : order[i]);
   if (order.size() > kLabelItems) parts.push_back(fmt::format("{} more", order.size() - kLabelItems));
   return parts.empty() ? "nothing" : fmt::format("{}", fmt::join(parts, " + "));
-}
-
-std::string ApiName(std::string name) {
-  if (auto v = name.rfind("_v"); v != std::string::npos && v + 2 < name.size() &&
-                                  std::all_of(name.begin() + v + 2, name.end(), ::isdigit))
-    name.erase(v);
-  return name;
 }
 
 // One run's stream of device work, its step and what the diff needs of it.
@@ -394,19 +388,6 @@ KernelSide Side(const Stream& s, const std::vector<Segment>& segments, const std
       out.syncs_before[segment_of[at - s.steps.step_begin]][name] += 1 / reps;
   }
   return out;
-}
-
-std::string SyncPhrase(const std::map<std::string, double>& syncs) {
-  if (syncs.empty()) return "none";
-  std::vector<std::string> parts;
-  for (const auto& [name, n] : syncs) parts.push_back(fmt::format("{} x{:.3g}", name, n));
-  return fmt::format("{}", fmt::join(parts, ", "));
-}
-
-double Total(const std::map<std::string, double>& m) {
-  double n = 0;
-  for (const auto& [k, v] : m) n += v;
-  return n;
 }
 
 std::string StepNote(char side, const Stream& s, const KernelSide& k, int64_t iterations) {

@@ -38,6 +38,7 @@ void CostModel::UseMeasuredPass(const Run& measured, const energy::Attribution& 
   measured_energy_ = &energy;
   alignment_ = std::move(alignment);
   timeline_ = BuildStepTimeline(measured, energy, alignment_);
+  if (alignment_.by_device_work) syncs_ = SyncSites(run_, measured, alignment_);
   TabulateMeasuredCosts();
   MarkLaunches();
 }

@@ -14,6 +14,7 @@
 #include "analysis/diff/finding.h"
 #include "analysis/diff/pass_align.h"
 #include "analysis/diff/step_timeline.h"
+#include "analysis/diff/sync_sites.h"
 #include "core/run.h"
 #include "energy/attribution.h"
 
@@ -43,6 +44,9 @@ class CostModel {
   const Run& source_run() const { return measured_ ? *measured_ : run_; }
   const energy::Attribution& source_energy() const { return measured_ ? *measured_energy_ : attribution_; }
   const StepTimeline& timeline() const { return timeline_; }
+  // The measured pass's synchronizing calls before each recorded op's work
+  // (empty without a measured pass).
+  const SyncSites& syncs() const { return syncs_; }
 
   // The cost of these ops; an op nested inside another op of the set counts
   // once. With a measured pass: the median over its repetitions, and
@@ -100,6 +104,7 @@ class CostModel {
   const energy::Attribution* measured_energy_ = nullptr;
   PassAlignment alignment_;
   StepTimeline timeline_;
+  SyncSites syncs_;
   // The repetitions costed (all, or evenly spaced ones of a long pass), and
   // per costed repetition and recorded op its inclusive joules and seconds.
   std::vector<int64_t> costed_;

@@ -372,10 +372,17 @@ std::optional<std::string> WaitDelta(const RegionSide& a, const RegionSide& b, c
   const SideCost& lo = costly == 'a' ? cb : ca;
   const double more_wait = hi.wait_seconds - lo.wait_seconds, more_time = hi.seconds - lo.seconds;
   if (more_wait <= 0 || more_time <= 0 || more_wait < 0.5 * more_time) return std::nullopt;
-  return fmt::format(
+  std::string out = fmt::format(
       "same kernels, launched the same way, but the device waits {} for them on {} and {} on {}: the host "
       "launches them later (a launch-bound stretch, or a synchronization before them)",
       Duration(hi.wait_seconds), costly, Duration(lo.wait_seconds), costly == 'a' ? 'b' : 'a');
+  // The calls that made the host wait there, where a measured pass has them
+  // (runs of kernels alone name theirs in evidence of their own, kernel_regions.h).
+  auto sa = a.cost->syncs().Before(AllOps(a)), sb = b.cost->syncs().Before(AllOps(b));
+  const bool kernels_only = !a.ops->empty() && a.run->ops[a.ops->front()].framework == "kernels";
+  if (!kernels_only && Total(costly == 'a' ? sa : sb) - Total(costly == 'a' ? sb : sa) >= 0.5)
+    out += fmt::format("; synchronizing calls before them, per iteration: a {}, b {}", SyncPhrase(sa), SyncPhrase(sb));
+  return out;
 }
 
 }  // namespace

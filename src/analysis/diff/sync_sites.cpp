@@ -1,0 +1,147 @@
+#include "analysis/diff/sync_sites.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "analysis/diff/call_site.h"
+
+namespace magneton::analysis {
+namespace {
+
+struct SyncCall {
+  int64_t correlation = 0, start_ns = 0;
+  std::string name;
+};
+
+// CUPTI's synchronization records, named by the API call they belong to.
+std::vector<SyncCall> SyncCalls(const Run& run) {
+  std::unordered_map<int64_t, const ApiCall*> api;
+  for (const auto& a : run.api_calls) api.emplace(a.correlation, &a);
+  std::vector<SyncCall> out;
+  for (const auto& t : run.transfers) {
+    if (t.kind != "sync" || t.op == kRecorderWork) continue;
+    auto it = api.find(t.correlation);
+    out.push_back({t.correlation, it != api.end() ? it->second->start_ns : t.start_ns,
+                   it != api.end() ? ApiName(it->second->name) : "synchronization"});
+  }
+  return out;
+}
+
+// The recorded op whose device work is the first launched after each call:
+// correlation ids are assigned per API call, in call order.
+template <class OpOf>
+std::vector<int64_t> NextWorkOps(const Run& run, const std::vector<SyncCall>& calls, OpOf op_of) {
+  const auto work = DeviceWorkInLaunchOrder(run);
+  std::vector<int64_t> correlations;
+  for (const auto& w : work)
+    correlations.push_back(w.kernel ? run.kernels[w.id].correlation : run.transfers[w.id].correlation);
+  std::vector<int64_t> out;
+  for (const auto& c : calls) {
+    auto next = std::upper_bound(correlations.begin(), correlations.end(), c.correlation);
+    out.push_back(next == correlations.end() ? kNone : op_of(work[static_cast<size_t>(next - correlations.begin())]));
+  }
+  return out;
+}
+
+// The innermost op running at `t` (any thread: the ops a step runs are
+// usually one thread's), kNone when none is.
+int64_t EnclosingOp(const Run& run, const std::vector<int64_t>& by_start, int64_t t) {
+  auto it = std::upper_bound(by_start.begin(), by_start.end(), t,
+                             [&](int64_t x, int64_t id) { return x < run.ops[id].start_ns; });
+  if (it == by_start.begin()) return kNone;
+  for (int64_t op = *(it - 1); op != kNone; op = run.ops[op].parent)
+    if (run.ops[op].end_ns >= t) return op;
+  return kNone;
+}
+
+int64_t TopLevel(const Run& run, int64_t op) {
+  while (run.ops[op].parent != kNone) op = run.ops[op].parent;
+  return op;
+}
+
+// "cudaStreamSynchronize in aten::item at train.py:41 (step)" for a call
+// inside an operator; "cudaDeviceSynchronize before aten::linear at model.py:30" for
+// one between operators.
+std::string Label(const Run& run, const std::string& name, int64_t inside, int64_t next) {
+  if (inside != kNone) {
+    const int64_t top = TopLevel(run, inside);
+    const std::string site = Describe(UserCallSite(run, run.ops[inside].stack));
+    return site.empty() ? fmt::format("{} in {}", name, run.ops[top].name)
+                        : fmt::format("{} in {} at {}", name, run.ops[top].name, site);
+  }
+  if (next == kNone) return name;
+  const int64_t top = TopLevel(run, next);
+  const std::string site = Describe(UserCallSite(run, run.ops[top].stack));
+  return site.empty() ? fmt::format("{} before {}", name, run.ops[top].name)
+                      : fmt::format("{} before {} at {}", name, run.ops[top].name, site);
+}
+
+}  // namespace
+
+std::string ApiName(std::string name) {
+  if (auto v = name.rfind("_v"); v != std::string::npos && v + 2 < name.size() &&
+                                  std::all_of(name.begin() + v + 2, name.end(), ::isdigit))
+    name.erase(v);
+  return name;
+}
+
+std::string SyncPhrase(const std::map<std::string, double>& syncs) {
+  if (syncs.empty()) return "none";
+  std::vector<std::string> parts;
+  for (const auto& [name, n] : syncs) parts.push_back(fmt::format("{} x{:.3g}", name, n));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+double Total(const std::map<std::string, double>& syncs) {
+  double n = 0;
+  for (const auto& [name, count] : syncs) n += count;
+  return n;
+}
+
+SyncSites::SyncSites(const Run& recorded, const Run& measured, const PassAlignment& al) {
+  const auto n_ops = static_cast<int64_t>(recorded.ops.size());
+  auto valid = [&](int64_t op) { return op >= 0 && op < n_ops ? op : kNone; };
+  // Where the recording pass made the calls that precede each op's work.
+  const auto rec_calls = SyncCalls(recorded);
+  const auto rec_next = NextWorkOps(recorded, rec_calls, [&](const DeviceWork& w) {
+    return valid(w.kernel ? recorded.kernels[w.id].op : recorded.transfers[w.id].op);
+  });
+  std::vector<int64_t> by_start(static_cast<size_t>(n_ops));
+  for (int64_t i = 0; i < n_ops; ++i) by_start[i] = i;
+  std::stable_sort(by_start.begin(), by_start.end(),
+                   [&](int64_t x, int64_t y) { return recorded.ops[x].start_ns < recorded.ops[y].start_ns; });
+  std::unordered_map<int64_t, std::map<std::string, std::string>> label_before;  // op -> API name -> label
+  for (size_t i = 0; i < rec_calls.size(); ++i) {
+    if (rec_next[i] == kNone) continue;
+    const int64_t inside = EnclosingOp(recorded, by_start, rec_calls[i].start_ns);
+    label_before[rec_next[i]].try_emplace(rec_calls[i].name, Label(recorded, rec_calls[i].name, inside, rec_next[i]));
+  }
+  // The measured pass's calls, per iteration, before the recorded op of their next work.
+  const auto calls = SyncCalls(measured);
+  const double reps = std::max<double>(1, static_cast<double>(al.repeats));
+  const auto next = NextWorkOps(measured, calls, [&](const DeviceWork& w) {
+    const auto rep = w.kernel ? al.kernel_rep : al.transfer_rep;
+    const auto& op = w.kernel ? al.kernel_op : al.transfer_op;
+    const auto i = static_cast<size_t>(w.id);
+    return i < rep.size() && rep[i] >= 0 && i < op.size() ? valid(op[i]) : kNone;
+  });
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (next[i] == kNone) continue;
+    std::string label = calls[i].name;
+    if (auto l = label_before.find(next[i]); l != label_before.end())
+      if (auto it = l->second.find(calls[i].name); it != l->second.end()) label = it->second;
+    by_op_[next[i]][label] += 1 / reps;
+  }
+}
+
+std::map<std::string, double> SyncSites::Before(const std::vector<int64_t>& ops) const {
+  std::map<std::string, double> out;
+  for (auto op : ops)
+    if (auto it = by_op_.find(op); it != by_op_.end())
+      for (const auto& [label, n] : it->second) out[label] += n;
+  return out;
+}
+
+}  // namespace magneton::analysis

@@ -1,0 +1,44 @@
+// Synchronizing calls (the host waiting for the device) and where a program
+// makes them. A measured pass without operators places each call before the
+// recorded operator whose device work comes next (pass_align.h); the
+// recording pass, which has operators and their Python call sites, says
+// where: inside an operator that reads a value back (`.item()`, `.cpu()`,
+// `nonzero`), or between operators (`torch.cuda.synchronize()`).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/diff/pass_align.h"
+#include "core/run.h"
+
+namespace magneton::analysis {
+
+// "cudaStreamSynchronize_v3020" -> "cudaStreamSynchronize".
+std::string ApiName(std::string name);
+
+// Calls per iteration by name: "cudaStreamSynchronize x1, cudaMemcpy x2", or "none".
+std::string SyncPhrase(const std::map<std::string, double>& syncs);
+double Total(const std::map<std::string, double>& syncs);
+
+class SyncSites {
+ public:
+  SyncSites() = default;
+  // `alignment` maps `measured`'s device work onto `recorded`'s operators.
+  SyncSites(const Run& recorded, const Run& measured, const PassAlignment& alignment);
+
+  // The measured pass's synchronizing calls per iteration before the device
+  // work of these recorded ops (pass every op, nested ones included), by
+  // "cudaStreamSynchronize in aten::item at train.py:41 (step)" (or "before
+  // <op> at <site>" for a call between operators; the bare name where the
+  // recording pass made no such call there).
+  std::map<std::string, double> Before(const std::vector<int64_t>& ops) const;
+
+ private:
+  std::unordered_map<int64_t, std::map<std::string, double>> by_op_;
+};
+
+}  // namespace magneton::analysis
