@@ -97,48 +97,30 @@ std::string HostName() {
 // recorder can relink each one from its jit op to the equation it computes
 // (python/magneton/jax/kernels.py) when the recording ends; and it counts
 // the tracer's ranges so the named-scope ranges can follow them in the same table.
-class KernelHoldingWriter : public RunWriter {
+class KernelHoldingWriter : public ForwardingRunWriter {
  public:
-  explicit KernelHoldingWriter(RunWriter* target) : w_(target) {}
+  explicit KernelHoldingWriter(RunWriter* target) : ForwardingRunWriter(target, &mu_) {}
 
-  Status SetInfo(const RunInfo& info) override { return Locked([&] { return w_->SetInfo(info); }); }
-  Status Add(const Device& d) override { return Locked([&] { return w_->Add(d); }); }
-  Status Add(const Op& op) override { return Locked([&] { return w_->Add(op); }); }
-  Status Add(const Tensor& t) override { return Locked([&] { return w_->Add(t); }); }
+  using ForwardingRunWriter::Add;
   Status Add(const Kernel& k) override {
-    return Locked([&] {
+    return Call([&] {
       seen_.push_back(Seen{k.id, k.name, k.op, k.start_ns, k.end_ns, k.device, k.stream});
-      return w_->Add(k);
+      return inner()->Add(k);
     });
   }
-  Status Add(const Transfer& t) override { return Locked([&] { return w_->Add(t); }); }
-  Status Add(const ApiCall& a) override { return Locked([&] { return w_->Add(a); }); }
   Status Add(const Range& r) override {
-    return Locked([&] {
+    return Call([&] {
       ++ranges_;
-      return w_->Add(r);
+      return inner()->Add(r);
     });
-  }
-  Status Add(const Frame& f) override { return Locked([&] { return w_->Add(f); }); }
-  Status Add(const Stack& s) override { return Locked([&] { return w_->Add(s); }); }
-  Status Add(const ReplayMeasurement& m) override { return Locked([&] { return w_->Add(m); }); }
-  Status Add(const Stat& s) override { return Locked([&] { return w_->Add(s); }); }
-  Status AddSeries(const SensorSeries& s) override { return Locked([&] { return w_->AddSeries(s); }); }
-  Status AddSample(int64_t series, int64_t t_ns, double v) override {
-    return Locked([&] { return w_->AddSample(series, t_ns, v); });
-  }
-  Status SetConfig(const std::string& k, const std::string& v) override {
-    return Locked([&] { return w_->SetConfig(k, v); });
   }
   Status LinkKernel(int64_t kernel_id, int64_t op_id) override {
-    return Locked([&] {
+    return Call([&] {
       if (kernel_id >= 0 && kernel_id < static_cast<int64_t>(seen_.size())) seen_[kernel_id].op = op_id;
-      return w_->LinkKernel(kernel_id, op_id);
+      return inner()->LinkKernel(kernel_id, op_id);
     });
   }
-  Status LinkTransfer(int64_t id, int64_t op_id) override { return Locked([&] { return w_->LinkTransfer(id, op_id); }); }
-  Status Flush() override { return Locked([&] { return w_->Flush(); }); }
-  Status Close() override { return Status::Ok(); }  // the session closes the real writer
+  // Close (the base's) leaves the real writer to the session.
 
   // What the relinking needs of a kernel (the rest of its row is in the file).
   struct Seen {
@@ -160,18 +142,11 @@ class KernelHoldingWriter : public RunWriter {
     for (size_t i = 0; i < seen_.size() && i < ops.size(); ++i)
       if (ops[i] >= kNone && ops[i] != seen_[i].op) {
         seen_[i].op = ops[i];
-        e->Keep(w_->LinkKernel(seen_[i].id, ops[i]));
+        e->Keep(inner()->LinkKernel(seen_[i].id, ops[i]));
       }
   }
 
  private:
-  template <class F>
-  Status Locked(F&& f) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return f();
-  }
-
-  RunWriter* w_;
   std::mutex mu_;
   std::vector<Seen> seen_;  // by kernel id
   int64_t ranges_ = 0;
