@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <string>
 #include <string_view>
 
 namespace magneton::schema {
@@ -27,7 +28,7 @@ inline constexpr std::array<std::string_view, 19> kTables = {
     "kernels", "transfers", "api_calls", "ranges",     "frames", "stacks",  "stack_frames",
     "series", "samples",   "config",   "replays",      "stats"};
 
-// CREATE statements for all tables and the convenience views.
-extern const char* const kCreateSql;
+// CREATE statements for all tables, in kTables order, and the convenience views.
+const std::string& CreateSql();
 
 }  // namespace magneton::schema

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "core/run.h"
@@ -52,6 +53,57 @@ class RunWriter {
 
   virtual Status Flush() = 0;
   virtual Status Close() = 0;  // flushes; the writer is unusable after
+};
+
+// A RunWriter that passes every call on to `inner`, holding `mu` around it
+// where one is given (a writer shared between threads). Subclasses override
+// the calls they look at and pass those on through Call and inner(). Close
+// does not close `inner`: its owner does.
+class ForwardingRunWriter : public RunWriter {
+ public:
+  explicit ForwardingRunWriter(RunWriter* inner, std::mutex* mu = nullptr) : inner_(inner), mu_(mu) {}
+
+  Status SetInfo(const RunInfo& info) override { return Call([&] { return inner_->SetInfo(info); }); }
+  Status Add(const Device& d) override { return Call([&] { return inner_->Add(d); }); }
+  Status Add(const Op& op) override { return Call([&] { return inner_->Add(op); }); }
+  Status Add(const Tensor& t) override { return Call([&] { return inner_->Add(t); }); }
+  Status Add(const Kernel& k) override { return Call([&] { return inner_->Add(k); }); }
+  Status Add(const Transfer& t) override { return Call([&] { return inner_->Add(t); }); }
+  Status Add(const ApiCall& a) override { return Call([&] { return inner_->Add(a); }); }
+  Status Add(const Range& r) override { return Call([&] { return inner_->Add(r); }); }
+  Status Add(const Frame& f) override { return Call([&] { return inner_->Add(f); }); }
+  Status Add(const Stack& s) override { return Call([&] { return inner_->Add(s); }); }
+  Status Add(const ReplayMeasurement& m) override { return Call([&] { return inner_->Add(m); }); }
+  Status Add(const Stat& s) override { return Call([&] { return inner_->Add(s); }); }
+  Status AddSeries(const SensorSeries& s) override { return Call([&] { return inner_->AddSeries(s); }); }
+  Status AddSample(int64_t series_id, int64_t t_ns, double value) override {
+    return Call([&] { return inner_->AddSample(series_id, t_ns, value); });
+  }
+  Status SetConfig(const std::string& key, const std::string& value) override {
+    return Call([&] { return inner_->SetConfig(key, value); });
+  }
+  Status LinkKernel(int64_t kernel_id, int64_t op_id) override {
+    return Call([&] { return inner_->LinkKernel(kernel_id, op_id); });
+  }
+  Status LinkTransfer(int64_t transfer_id, int64_t op_id) override {
+    return Call([&] { return inner_->LinkTransfer(transfer_id, op_id); });
+  }
+  Status Flush() override { return Call([&] { return inner_->Flush(); }); }
+  Status Close() override { return Status::Ok(); }
+
+ protected:
+  RunWriter* inner() const { return inner_; }
+  // f(), under the lock where there is one.
+  template <class F>
+  Status Call(F&& f) {
+    if (!mu_) return f();
+    std::lock_guard<std::mutex> lock(*mu_);
+    return f();
+  }
+
+ private:
+  RunWriter* inner_;
+  std::mutex* mu_;
 };
 
 // Writes a whole in-memory Run (tests, converters, replay results).

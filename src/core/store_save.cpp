@@ -5,6 +5,7 @@
 #include "core/store.h"
 #include "core/store_open.h"
 #include "core/store_rows.h"
+#include "core/store_sink.h"
 
 namespace magneton {
 
@@ -41,20 +42,20 @@ Status AppendReplays(const std::string& path, const std::vector<ReplayMeasuremen
   if ((rc = count.Step()) != SQLITE_ROW) return sql(rc);
   int64_t id = count.Int64(0);  // ids stay dense: the new rows follow the old
   count = sqlite::Stmt{};
-  const auto& spec = store::kStatements[static_cast<size_t>(store::RowKind::kReplay)];
-  if ((rc = insert.Prepare(db, spec.sql)) != SQLITE_OK) return sql(rc);
-  for (const auto& m : replays) {
-    insert.Bind(1, id++);
-    insert.Bind(2, m.op);
-    insert.Bind(3, std::string_view(m.key));
-    insert.Bind(4, m.device);
-    insert.Bind(5, m.calls);
-    insert.Bind(6, m.repeats);
-    insert.Bind(7, m.seconds_per_call);
-    insert.Bind(8, m.joules_per_call);
-    insert.Bind(9, m.idle_watts);
-    insert.Bind(10, m.cv);
-    insert.Bind(11, std::string_view(m.status));
+  const auto kind = store::kRowKindOf<ReplayMeasurement>;
+  if ((rc = insert.Prepare(db, store::Statements()[static_cast<size_t>(kind)].sql)) != SQLITE_OK) return sql(rc);
+  // Replays hold no interned names (this file's strings are not loaded here).
+  auto no_names = [](auto name) -> int64_t {
+    static_assert(sizeof(name) == 0, "AppendReplays cannot intern a name");
+    return kNone;
+  };
+  store::Batch batch;
+  for (ReplayMeasurement m : replays) {
+    m.id = id++;
+    batch.Clear();
+    store::Row& row = batch.Push(kind);
+    store::EncodeRow(tables::kReplays, m, batch, no_names, row.v);
+    store::BindRow(insert, 1, row, batch);
     if ((rc = insert.Run()) != SQLITE_DONE) return sql(rc);  // closing the Db rolls back
   }
   insert = sqlite::Stmt{};

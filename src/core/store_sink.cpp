@@ -30,9 +30,9 @@ Status StoreSink::Create() {
   MAGNETON_RETURN_IF_ERROR(
       Exec("PRAGMA page_size=4096; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536"));
   MAGNETON_RETURN_IF_ERROR(Exec("BEGIN"));
-  MAGNETON_RETURN_IF_ERROR(Exec(schema::kCreateSql));
-  for (size_t k = 0; k < kStatements.size(); ++k) {
-    const std::string_view sql = kStatements[k].sql;
+  MAGNETON_RETURN_IF_ERROR(Exec(schema::CreateSql().c_str()));
+  for (size_t k = 0; k < kKinds; ++k) {
+    const std::string_view sql = Statements()[k].sql;
     if ((rc = single_[k].Prepare(db_, sql)) != SQLITE_OK) return Sql(rc);
     // "INSERT INTO t VALUES(?,?)" -> "INSERT INTO t VALUES(?,?),(?,?),...": a statement's
     // fixed cost (cursor open, halt, reset) is then paid once per kMultiRows rows.
@@ -46,8 +46,9 @@ Status StoreSink::Create() {
   return Status::Ok();
 }
 
-void StoreSink::Bind(sqlite::Stmt& s, int first, const Row& r, const Batch& batch) const {
-  const std::string_view params = kStatements[static_cast<size_t>(r.kind)].params;
+namespace {
+
+void Bind(sqlite::Stmt& s, int first, std::string_view params, const Row& r, const Batch& batch) {
   for (size_t i = 0; i < params.size(); ++i) {
     const int at = first + static_cast<int>(i);
     const int64_t v = r.v[i];
@@ -67,7 +68,14 @@ void StoreSink::Bind(sqlite::Stmt& s, int first, const Row& r, const Batch& batc
   }
 }
 
+}  // namespace
+
+void BindRow(sqlite::Stmt& s, int first, const Row& r, const Batch& batch) {
+  Bind(s, first, Statements()[static_cast<size_t>(r.kind)].params, r, batch);
+}
+
 Status StoreSink::Apply(const Batch& batch) {
+  const auto& statements = Statements();
   const std::vector<Row>& rows = batch.rows;
   for (size_t i = 0; i < rows.size();) {
     const auto kind = static_cast<size_t>(rows[i].kind);
@@ -76,8 +84,8 @@ Status StoreSink::Apply(const Batch& batch) {
       while (run < kMultiRows && i + run < rows.size() && rows[i + run].kind == rows[i].kind) ++run;
     sqlite::Stmt& s = run == kMultiRows ? multi_[kind] : single_[kind];
     if (run < kMultiRows) run = 1;
-    const int params = static_cast<int>(kStatements[kind].params.size());
-    for (size_t j = 0; j < run; ++j) Bind(s, 1 + static_cast<int>(j) * params, rows[i + j], batch);
+    const std::string_view params = statements[kind].params;
+    for (size_t j = 0; j < run; ++j) Bind(s, 1 + static_cast<int>(j * params.size()), params, rows[i + j], batch);
     int rc = s.Run();
     if (rc != SQLITE_DONE) return Sql(rc);
     i += run;

@@ -14,6 +14,10 @@ namespace magneton::store {
 
 inline constexpr size_t kMultiRows = 32;
 
+// Binds row `r` (its kind's StatementSpec::params) to `stmt` from parameter
+// `first` (1-based); its texts and blobs are in `batch`.
+void BindRow(sqlite::Stmt& stmt, int first, const Row& r, const Batch& batch);
+
 class StoreSink {
  public:
   explicit StoreSink(std::string path) : path_(std::move(path)) {}
@@ -33,15 +37,14 @@ class StoreSink {
  private:
   Error Sql(int rc) const { return sqlite::SqlError(path_, rc, db_.errmsg()); }
   Status Exec(const char* sql);
-  // Binds row `r` to `stmt` starting at parameter `first` (1-based).
-  void Bind(sqlite::Stmt& stmt, int first, const Row& r, const Batch& batch) const;
 
   std::string path_;
   sqlite::Db db_;
-  std::array<sqlite::Stmt, kStatements.size()> single_;
+  static constexpr size_t kKinds = static_cast<size_t>(RowKind::kCount);
+  std::array<sqlite::Stmt, kKinds> single_;
   // For plain inserts: one statement that inserts kMultiRows rows at once,
   // used for runs of rows of one kind (kernels arrive by the thousand).
-  std::array<sqlite::Stmt, kStatements.size()> multi_;
+  std::array<sqlite::Stmt, kKinds> multi_;
 };
 
 }  // namespace magneton::store

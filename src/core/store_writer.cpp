@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <chrono>
@@ -22,10 +23,10 @@
 
 #include <fmt/core.h>
 
-#include "core/fingerprint_codec.h"
 #include "core/schema.h"
 #include "core/store.h"
 #include "core/store_sink.h"
+#include "core/tables.h"
 #include "core/thread_name.h"
 
 namespace magneton {
@@ -44,16 +45,6 @@ constexpr size_t kMaxQueuedRows = 64 * 1024;
 constexpr auto kPoll = std::chrono::milliseconds(100);
 // Half a second: with the callers' own flush period, a kill loses about a second.
 constexpr auto kCommitEvery = std::chrono::milliseconds(500);
-
-// "2,3,4": compact, and readable in sqlite3.
-std::string JoinInts(const std::vector<int64_t>& v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) s.push_back(',');
-    s += std::to_string(v[i]);
-  }
-  return s;
-}
 
 int64_t Bits(double d) { return std::bit_cast<int64_t>(d); }
 
@@ -145,7 +136,7 @@ class SqliteRunWriter final : public RunWriter {
     if (closed_) return MakeError(ErrorCode::kInvalidArgument, fmt::format("{}: run writer is closed", path_));
     return failed_;
   }
-  Status CheckId(const char* what, int64_t id, int64_t* next) {
+  Status CheckId(std::string_view what, int64_t id, int64_t* next) {
     if (id != *next)
       return MakeError(ErrorCode::kInvalidArgument,
                        fmt::format("{}: {} id {} out of order (expected {})", path_, what, id, *next));
@@ -158,6 +149,29 @@ class SqliteRunWriter final : public RunWriter {
   }
   // The strings id of `s`; queues the string on first sight.
   int64_t Intern(std::string_view s);
+  // Queues `row` of `table` (tables.h), its strings interned first.
+  template <class T>
+  void Put(const T& table, const typename T::Row& row) {
+    int64_t v[store::kMaxParams];
+    store::EncodeRow(table, row, pending_, [this](std::string_view s) { return Intern(s); }, v);
+    Row& r = pending_.Push(store::kRowKindOf<typename T::Row>);
+    std::copy(v, v + T::kWidth, r.v);
+  }
+  // Adds `row` of `table` after checking its id is `*next`; then children()
+  // queues the rows that belong to it, under the same lock.
+  template <class T, class Children>
+  Status AddRow(const T& table, const typename T::Row& row, int64_t* next, Children&& children) {
+    Lock lock(sync_->mu, std::defer_lock);
+    MAGNETON_RETURN_IF_ERROR(Enter(lock));
+    MAGNETON_RETURN_IF_ERROR(CheckId(table.noun, row.id, next));
+    Put(table, row);
+    children();
+    return Queued(lock);
+  }
+  template <class T>
+  Status AddRow(const T& table, const typename T::Row& row, int64_t* next) {
+    return AddRow(table, row, next, [] {});
+  }
   void PutText(RowKind kind, std::string_view a, std::string_view b) {
     Row& r = pending_.Push(kind);
     r.v[0] = pending_.Text(a);
@@ -321,119 +335,30 @@ Status SqliteRunWriter::SetInfo(const RunInfo& info) {
   return Queued(lock);
 }
 
-Status SqliteRunWriter::Add(const Device& d) {
-  Lock lock(sync_->mu, std::defer_lock);
-  MAGNETON_RETURN_IF_ERROR(Enter(lock));
-  MAGNETON_RETURN_IF_ERROR(CheckId("device", d.id, &next_.devices));
-  Row& r = pending_.Push(RowKind::kDevice);
-  r.v[0] = d.id;
-  r.v[1] = pending_.Text(d.kind);
-  r.v[2] = pending_.Text(d.name);
-  r.v[3] = pending_.Text(d.uuid);
-  r.v[4] = d.ordinal;
-  r.v[5] = d.memory_bytes;
-  return Queued(lock);
-}
+Status SqliteRunWriter::Add(const Device& d) { return AddRow(tables::kDevices, d, &next_.devices); }
 
 Status SqliteRunWriter::Add(const Op& op) {
-  Lock lock(sync_->mu, std::defer_lock);
-  MAGNETON_RETURN_IF_ERROR(Enter(lock));
-  MAGNETON_RETURN_IF_ERROR(CheckId("op", op.id, &next_.ops));
-  const int64_t name = Intern(op.name), schema = Intern(op.schema), framework = Intern(op.framework);
-  const int64_t args = Intern(op.args);
-  Row& r = pending_.Push(RowKind::kOp);
-  int64_t values[] = {op.id,     op.parent,   name,      schema,   framework, op.sequence, op.forward_op,
-                      op.thread, op.start_ns, op.end_ns, op.stack, op.device, args};
-  std::copy(std::begin(values), std::end(values), r.v);
   // Edges go with their op, so they are committed together and never dangle.
-  for (int out = 0; out < 2; ++out) {
-    const auto& tensors = out ? op.outputs : op.inputs;
-    for (size_t i = 0; i < tensors.size(); ++i) {
-      Row& e = pending_.Push(RowKind::kOpIo);
-      e.v[0] = op.id;
-      e.v[1] = tensors[i];
-      e.v[2] = static_cast<int64_t>(i);
-      e.v[3] = out;
+  return AddRow(tables::kOps, op, &next_.ops, [&] {
+    for (int out = 0; out < 2; ++out) {
+      const auto& tensors = out ? op.outputs : op.inputs;
+      for (size_t i = 0; i < tensors.size(); ++i) {
+        Row& e = pending_.Push(RowKind::kOpIo);
+        e.v[0] = op.id;
+        e.v[1] = tensors[i];
+        e.v[2] = static_cast<int64_t>(i);
+        e.v[3] = out;
+      }
     }
-  }
-  return Queued(lock);
+  });
 }
 
-Status SqliteRunWriter::Add(const Tensor& t) {
-  Lock lock(sync_->mu, std::defer_lock);
-  MAGNETON_RETURN_IF_ERROR(Enter(lock));
-  MAGNETON_RETURN_IF_ERROR(CheckId("tensor", t.id, &next_.tensors));
-  const int64_t dtype = Intern(t.dtype);
-  const int64_t shape = pending_.Text(JoinInts(t.shape)), strides = pending_.Text(JoinInts(t.strides));
-  const int64_t fp = t.fingerprint ? pending_.Text(EncodeFingerprint(*t.fingerprint)) : -1;
-  const int64_t memory = Intern(t.memory);
-  Row& r = pending_.Push(RowKind::kTensor);
-  int64_t values[] = {t.id, t.storage, t.offset, t.version, shape, strides, dtype, t.device, fp, memory};
-  std::copy(std::begin(values), std::end(values), r.v);
-  return Queued(lock);
-}
-
-Status SqliteRunWriter::Add(const Kernel& k) {
-  Lock lock(sync_->mu, std::defer_lock);
-  MAGNETON_RETURN_IF_ERROR(Enter(lock));
-  MAGNETON_RETURN_IF_ERROR(CheckId("kernel", k.id, &next_.kernels));
-  const int64_t name = Intern(k.name);
-  Row& r = pending_.Push(RowKind::kKernel);
-  int64_t values[] = {k.id,          k.device,    k.stream,     k.start_ns,       k.end_ns,
-                      k.grid[0],     k.grid[1],   k.grid[2],    k.block[0],       k.block[1],
-                      k.block[2],    k.registers, k.static_smem, k.dynamic_smem,  k.correlation,
-                      k.op,          k.stack};
-  r.v[0] = values[0];
-  r.v[1] = name;
-  std::copy(std::begin(values) + 1, std::end(values), r.v + 2);
-  return Queued(lock);
-}
-
-Status SqliteRunWriter::Add(const Transfer& t) {
-  Lock lock(sync_->mu, std::defer_lock);
-  MAGNETON_RETURN_IF_ERROR(Enter(lock));
-  MAGNETON_RETURN_IF_ERROR(CheckId("transfer", t.id, &next_.transfers));
-  const int64_t kind = Intern(t.kind), src = Intern(t.src_memory), dst = Intern(t.dst_memory);
-  Row& r = pending_.Push(RowKind::kTransfer);
-  int64_t values[] = {t.id,     kind,           t.bytes, t.device, t.stream, t.start_ns, t.end_ns, t.correlation,
-                      t.op,     src,            dst,     t.synchronous ? 1 : 0};
-  std::copy(std::begin(values), std::end(values), r.v);
-  return Queued(lock);
-}
-
-Status SqliteRunWriter::Add(const ApiCall& a) {
-  Lock lock(sync_->mu, std::defer_lock);
-  MAGNETON_RETURN_IF_ERROR(Enter(lock));
-  MAGNETON_RETURN_IF_ERROR(CheckId("api call", a.id, &next_.api_calls));
-  const int64_t name = Intern(a.name), domain = Intern(a.domain);
-  Row& r = pending_.Push(RowKind::kApiCall);
-  int64_t values[] = {a.id, name, domain, a.thread, a.start_ns, a.end_ns, a.correlation, a.stack, a.count};
-  std::copy(std::begin(values), std::end(values), r.v);
-  return Queued(lock);
-}
-
-Status SqliteRunWriter::Add(const Range& rg) {
-  Lock lock(sync_->mu, std::defer_lock);
-  MAGNETON_RETURN_IF_ERROR(Enter(lock));
-  MAGNETON_RETURN_IF_ERROR(CheckId("range", rg.id, &next_.ranges));
-  const int64_t name = Intern(rg.name), domain = Intern(rg.domain);
-  Row& r = pending_.Push(RowKind::kRange);
-  int64_t values[] = {rg.id, name, domain, rg.thread, rg.start_ns, rg.end_ns, rg.parent};
-  std::copy(std::begin(values), std::end(values), r.v);
-  return Queued(lock);
-}
-
-Status SqliteRunWriter::Add(const Frame& f) {
-  Lock lock(sync_->mu, std::defer_lock);
-  MAGNETON_RETURN_IF_ERROR(Enter(lock));
-  MAGNETON_RETURN_IF_ERROR(CheckId("frame", f.id, &next_.frames));
-  const int64_t kind = Intern(f.kind), function = Intern(f.function), file = Intern(f.file),
-                module = Intern(f.module);
-  Row& r = pending_.Push(RowKind::kFrame);
-  int64_t values[] = {f.id, kind, function, file, f.line, module};
-  std::copy(std::begin(values), std::end(values), r.v);
-  return Queued(lock);
-}
+Status SqliteRunWriter::Add(const Tensor& t) { return AddRow(tables::kTensors, t, &next_.tensors); }
+Status SqliteRunWriter::Add(const Kernel& k) { return AddRow(tables::kKernels, k, &next_.kernels); }
+Status SqliteRunWriter::Add(const Transfer& t) { return AddRow(tables::kTransfers, t, &next_.transfers); }
+Status SqliteRunWriter::Add(const ApiCall& a) { return AddRow(tables::kApiCalls, a, &next_.api_calls); }
+Status SqliteRunWriter::Add(const Range& r) { return AddRow(tables::kRanges, r, &next_.ranges); }
+Status SqliteRunWriter::Add(const Frame& f) { return AddRow(tables::kFrames, f, &next_.frames); }
 
 Status SqliteRunWriter::Add(const Stack& s) {
   Lock lock(sync_->mu, std::defer_lock);
@@ -451,17 +376,7 @@ Status SqliteRunWriter::Add(const Stack& s) {
   return Queued(lock);
 }
 
-Status SqliteRunWriter::Add(const ReplayMeasurement& m) {
-  Lock lock(sync_->mu, std::defer_lock);
-  MAGNETON_RETURN_IF_ERROR(Enter(lock));
-  MAGNETON_RETURN_IF_ERROR(CheckId("replay", m.id, &next_.replays));
-  const int64_t key = pending_.Text(m.key), status = pending_.Text(m.status);
-  Row& r = pending_.Push(RowKind::kReplay);
-  int64_t values[] = {m.id,         m.op,   key,  m.device, m.calls, m.repeats, Bits(m.seconds_per_call),
-                      Bits(m.joules_per_call), Bits(m.idle_watts), Bits(m.cv), status};
-  std::copy(std::begin(values), std::end(values), r.v);
-  return Queued(lock);
-}
+Status SqliteRunWriter::Add(const ReplayMeasurement& m) { return AddRow(tables::kReplays, m, &next_.replays); }
 
 Status SqliteRunWriter::Add(const Stat& s) {
   Lock lock(sync_->mu, std::defer_lock);
@@ -480,11 +395,8 @@ Status SqliteRunWriter::AddSeries(const SensorSeries& s) {
   if (s.t_ns.size() != s.value.size())
     return MakeError(ErrorCode::kInvalidArgument, fmt::format("{}: series {} has {} times but {} values", path_,
                                                               s.id, s.t_ns.size(), s.value.size()));
-  MAGNETON_RETURN_IF_ERROR(CheckId("series", s.id, &next_.series));
-  const int64_t sensor = Intern(s.sensor), unit = Intern(s.unit), source = Intern(s.source);
-  Row& r = pending_.Push(RowKind::kSeries);
-  int64_t values[] = {s.id, s.device, sensor, unit, source};
-  std::copy(std::begin(values), std::end(values), r.v);
+  MAGNETON_RETURN_IF_ERROR(CheckId(tables::kSeries.noun, s.id, &next_.series));
+  Put(tables::kSeries, s);
   for (size_t i = 0; i < s.t_ns.size(); ++i) {
     Row& p = pending_.Push(RowKind::kSample);
     p.v[0] = s.id;

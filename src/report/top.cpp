@@ -30,9 +30,9 @@ void AddEnergy(Group& g, double j) {
 // Kernel time launched on each thread, by launch time (energy::LaunchSites),
 // with prefix sums, so a range's GPU time is two binary searches. Kernels
 // launched on no known thread (key kAnyThread) count in ranges on any thread.
-class LaunchIndex {
+class KernelTimeIndex {
  public:
-  explicit LaunchIndex(const Run& run) {
+  explicit KernelTimeIndex(const Run& run) {
     energy::LaunchSites sites(run);
     for (const Kernel& k : run.kernels) {
       energy::LaunchSite l = sites.Of(k);
@@ -121,7 +121,7 @@ TopTable BuildTop(const Run& run, const energy::Attribution& a, TopBy by) {
       AddEnergy(g, at(a.kernel_j, i));
     }
   } else if (by == TopBy::kRange) {
-    LaunchIndex launches(run);
+    KernelTimeIndex launches(run);
     for (const Range& r : run.ranges) {
       Group& g = groups[r.name];
       g.row.calls++;

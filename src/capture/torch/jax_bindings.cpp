@@ -19,6 +19,7 @@
 
 #include "capture/torch/energy_capture.h"
 #include "capture/torch/kernel_link.h"
+#include "capture/torch/run_dict.h"
 #include "core/store.h"
 
 namespace py = pybind11;
@@ -37,86 +38,43 @@ T Get(const py::dict& d, const char* key, T fallback) {
   return d.contains(key) && !d[key].is_none() ? d[key].cast<T>() : fallback;
 }
 
-Fingerprint ToFingerprint(const py::dict& d) {
-  Fingerprint fp;
-  fp.numel = Get<int64_t>(d, "numel", 0);
-  fp.mean = Get<double>(d, "mean", 0);
-  fp.stddev = Get<double>(d, "stddev", 0);
-  fp.min = Get<double>(d, "min", 0);
-  fp.max = Get<double>(d, "max", 0);
-  fp.l1 = Get<double>(d, "l1", 0);
-  fp.l2 = Get<double>(d, "l2", 0);
-  fp.quantiles = Get<std::vector<float>>(d, "quantiles", {});
-  fp.spectra = Get<std::vector<std::vector<float>>>(d, "spectra", {});
-  return fp;
-}
-
+// Rows from the recorder's dicts (keys as run_dict.h names them); a key left
+// out keeps its member's default, or the JAX one set here first.
 Op ToOp(const py::dict& d) {
   Op op;
-  op.id = d["id"].cast<int64_t>();
-  op.parent = Get<int64_t>(d, "parent", kNone);
-  op.name = d["name"].cast<std::string>();
-  op.schema = Get<std::string>(d, "schema", "");
-  op.framework = Get<std::string>(d, "framework", "jax");
-  op.sequence = Get<int64_t>(d, "sequence", kNone);
-  op.forward_op = Get<int64_t>(d, "forward_op", kNone);
-  op.thread = Get<int64_t>(d, "thread", 0);
-  op.start_ns = Get<int64_t>(d, "start_ns", 0);
-  op.end_ns = Get<int64_t>(d, "end_ns", 0);
-  op.stack = Get<int64_t>(d, "stack", kNone);
-  op.device = Get<int32_t>(d, "device", kHostDevice);
+  op.framework = "jax";
+  RowFromDict(tables::kOps, d, &op, {"id", "name"});
   op.inputs = Get<std::vector<int64_t>>(d, "inputs", {});
   op.outputs = Get<std::vector<int64_t>>(d, "outputs", {});
-  op.args = Get<std::string>(d, "args", "");
   return op;
 }
 
 Tensor ToTensor(const py::dict& d) {
   Tensor t;
-  t.id = d["id"].cast<int64_t>();
-  t.storage = Get<int64_t>(d, "storage", t.id);
-  t.offset = Get<int64_t>(d, "offset", 0);
-  t.version = Get<int64_t>(d, "version", 0);
-  t.shape = Get<std::vector<int64_t>>(d, "shape", {});
-  t.strides = Get<std::vector<int64_t>>(d, "strides", {});
-  t.dtype = d["dtype"].cast<std::string>();
-  t.device = Get<int32_t>(d, "device", kHostDevice);
-  t.memory = Get<std::string>(d, "memory", "");
-  if (d.contains("fingerprint") && !d["fingerprint"].is_none())
-    t.fingerprint = ToFingerprint(d["fingerprint"].cast<py::dict>());
+  RowFromDict(tables::kTensors, d, &t, {"id", "dtype"});
+  if (!d.contains("storage") || d["storage"].is_none()) t.storage = t.id;  // its own storage
   return t;
 }
 
 Frame ToFrame(const py::dict& d) {
   Frame f;
-  f.id = d["id"].cast<int64_t>();
-  f.kind = Get<std::string>(d, "kind", "python");
-  f.function = Get<std::string>(d, "function", "");
-  f.file = Get<std::string>(d, "file", "");
-  f.line = Get<int32_t>(d, "line", 0);
-  f.module = Get<std::string>(d, "module", "");
+  f.kind = "python";
+  RowFromDict(tables::kFrames, d, &f, {"id"});
   return f;
 }
 
 Range ToRange(const py::dict& d) {
   Range r;
-  r.id = d["id"].cast<int64_t>();
-  r.name = d["name"].cast<std::string>();
-  r.domain = Get<std::string>(d, "domain", "jax");
-  r.thread = Get<int64_t>(d, "thread", 0);
-  r.start_ns = Get<int64_t>(d, "start_ns", 0);
-  r.end_ns = Get<int64_t>(d, "end_ns", 0);
-  r.parent = Get<int64_t>(d, "parent", kNone);
+  r.domain = "jax";
+  RowFromDict(tables::kRanges, d, &r, {"id", "name"});
   return r;
 }
 
+// Its id is the session's (Place).
 Device ToDevice(const py::dict& d) {
   Device dev;
-  dev.kind = Get<std::string>(d, "kind", "gpu");
-  dev.name = Get<std::string>(d, "name", "");
-  dev.uuid = Get<std::string>(d, "uuid", "");
-  dev.ordinal = Get<int32_t>(d, "ordinal", 0);
-  dev.memory_bytes = Get<int64_t>(d, "memory_bytes", 0);
+  dev.kind = "gpu";
+  RowFromDict(tables::kDevices, d, &dev);
   return dev;
 }
 
@@ -139,48 +97,30 @@ std::string HostName() {
 // recorder can relink each one from its jit op to the equation it computes
 // (python/magneton/jax/kernels.py) when the recording ends; and it counts
 // the tracer's ranges so the named-scope ranges can follow them in the same table.
-class KernelHoldingWriter : public RunWriter {
+class KernelHoldingWriter : public ForwardingRunWriter {
  public:
-  explicit KernelHoldingWriter(RunWriter* target) : w_(target) {}
+  explicit KernelHoldingWriter(RunWriter* target) : ForwardingRunWriter(target, &mu_) {}
 
-  Status SetInfo(const RunInfo& info) override { return Locked([&] { return w_->SetInfo(info); }); }
-  Status Add(const Device& d) override { return Locked([&] { return w_->Add(d); }); }
-  Status Add(const Op& op) override { return Locked([&] { return w_->Add(op); }); }
-  Status Add(const Tensor& t) override { return Locked([&] { return w_->Add(t); }); }
+  using ForwardingRunWriter::Add;
   Status Add(const Kernel& k) override {
-    return Locked([&] {
+    return Call([&] {
       seen_.push_back(Seen{k.id, k.name, k.op, k.start_ns, k.end_ns, k.device, k.stream});
-      return w_->Add(k);
+      return inner()->Add(k);
     });
   }
-  Status Add(const Transfer& t) override { return Locked([&] { return w_->Add(t); }); }
-  Status Add(const ApiCall& a) override { return Locked([&] { return w_->Add(a); }); }
   Status Add(const Range& r) override {
-    return Locked([&] {
+    return Call([&] {
       ++ranges_;
-      return w_->Add(r);
+      return inner()->Add(r);
     });
-  }
-  Status Add(const Frame& f) override { return Locked([&] { return w_->Add(f); }); }
-  Status Add(const Stack& s) override { return Locked([&] { return w_->Add(s); }); }
-  Status Add(const ReplayMeasurement& m) override { return Locked([&] { return w_->Add(m); }); }
-  Status Add(const Stat& s) override { return Locked([&] { return w_->Add(s); }); }
-  Status AddSeries(const SensorSeries& s) override { return Locked([&] { return w_->AddSeries(s); }); }
-  Status AddSample(int64_t series, int64_t t_ns, double v) override {
-    return Locked([&] { return w_->AddSample(series, t_ns, v); });
-  }
-  Status SetConfig(const std::string& k, const std::string& v) override {
-    return Locked([&] { return w_->SetConfig(k, v); });
   }
   Status LinkKernel(int64_t kernel_id, int64_t op_id) override {
-    return Locked([&] {
+    return Call([&] {
       if (kernel_id >= 0 && kernel_id < static_cast<int64_t>(seen_.size())) seen_[kernel_id].op = op_id;
-      return w_->LinkKernel(kernel_id, op_id);
+      return inner()->LinkKernel(kernel_id, op_id);
     });
   }
-  Status LinkTransfer(int64_t id, int64_t op_id) override { return Locked([&] { return w_->LinkTransfer(id, op_id); }); }
-  Status Flush() override { return Locked([&] { return w_->Flush(); }); }
-  Status Close() override { return Status::Ok(); }  // the session closes the real writer
+  // Close (the base's) leaves the real writer to the session.
 
   // What the relinking needs of a kernel (the rest of its row is in the file).
   struct Seen {
@@ -202,18 +142,11 @@ class KernelHoldingWriter : public RunWriter {
     for (size_t i = 0; i < seen_.size() && i < ops.size(); ++i)
       if (ops[i] >= kNone && ops[i] != seen_[i].op) {
         seen_[i].op = ops[i];
-        e->Keep(w_->LinkKernel(seen_[i].id, ops[i]));
+        e->Keep(inner()->LinkKernel(seen_[i].id, ops[i]));
       }
   }
 
  private:
-  template <class F>
-  Status Locked(F&& f) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return f();
-  }
-
-  RunWriter* w_;
   std::mutex mu_;
   std::vector<Seen> seen_;  // by kernel id
   int64_t ranges_ = 0;

@@ -13,17 +13,17 @@ Status LaunchIndex::Add(const Kernel& k) {
     kernel_op_[k.id] = k.op;
     kernel_corr_[k.id] = k.correlation;
   }
-  return inner_->Add(k);
+  return inner()->Add(k);
 }
 
 Status LaunchIndex::Add(const ApiCall& a) {
   if (remember_) launches_.try_emplace(a.correlation, Launch{a.thread, a.start_ns});
-  return inner_->Add(a);
+  return inner()->Add(a);
 }
 
 Status LaunchIndex::LinkKernel(int64_t kernel_id, int64_t op_id) {
   if (auto it = kernel_op_.find(kernel_id); it != kernel_op_.end()) it->second = op_id;
-  return inner_->LinkKernel(kernel_id, op_id);
+  return inner()->LinkKernel(kernel_id, op_id);
 }
 
 Result<LaunchIndex::LinkCounts> LaunchIndex::LinkByTime(const std::vector<OpSpan>& ops,
@@ -57,7 +57,7 @@ Result<LaunchIndex::LinkCounts> LaunchIndex::LinkByTime(const std::vector<OpSpan
     int64_t cand = *(it - 1);
     while (cand != kNone && ops[cand].end_ns < t0) cand = ops[cand].parent;
     if (cand == kNone) continue;
-    MAGNETON_RETURN_IF_ERROR(inner_->LinkKernel(kernel, cand));
+    MAGNETON_RETURN_IF_ERROR(inner()->LinkKernel(kernel, cand));
     op = cand;
     ++counts.by_time;
   }

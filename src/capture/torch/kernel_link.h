@@ -31,33 +31,15 @@ struct OpSpan {
 
 // A RunWriter that forwards every row to `inner` and remembers kernels, their
 // op links and the API calls that launched them, for the time-window pass.
-class LaunchIndex : public RunWriter {
+class LaunchIndex : public ForwardingRunWriter {
  public:
-  explicit LaunchIndex(RunWriter* inner) : inner_(inner) {}
+  explicit LaunchIndex(RunWriter* inner) : ForwardingRunWriter(inner) {}
 
-  Status SetInfo(const RunInfo& info) override { return inner_->SetInfo(info); }
-  Status Add(const Device& d) override { return inner_->Add(d); }
-  Status Add(const Op& op) override { return inner_->Add(op); }
-  Status Add(const Tensor& t) override { return inner_->Add(t); }
+  using ForwardingRunWriter::Add;
   Status Add(const Kernel& k) override;
-  Status Add(const Transfer& t) override { return inner_->Add(t); }
   Status Add(const ApiCall& a) override;
-  Status Add(const Range& r) override { return inner_->Add(r); }
-  Status Add(const Frame& f) override { return inner_->Add(f); }
-  Status Add(const Stack& s) override { return inner_->Add(s); }
-  Status Add(const ReplayMeasurement& m) override { return inner_->Add(m); }
-  Status Add(const Stat& s) override { return inner_->Add(s); }
-  Status AddSeries(const SensorSeries& s) override { return inner_->AddSeries(s); }
-  Status AddSample(int64_t series, int64_t t_ns, double value) override {
-    return inner_->AddSample(series, t_ns, value);
-  }
-  Status SetConfig(const std::string& key, const std::string& value) override {
-    return inner_->SetConfig(key, value);
-  }
   Status LinkKernel(int64_t kernel_id, int64_t op_id) override;
-  Status LinkTransfer(int64_t transfer_id, int64_t op_id) override { return inner_->LinkTransfer(transfer_id, op_id); }
-  Status Flush() override { return inner_->Flush(); }
-  Status Close() override { return Status::Ok(); }  // the recorder closes the real writer
+  // Close (the base's) leaves the real writer to the recorder.
 
   struct LinkCounts {
     int64_t kernels = 0;
@@ -81,7 +63,6 @@ class LaunchIndex : public RunWriter {
     int64_t thread = 0;
     int64_t start_ns = 0;
   };
-  RunWriter* inner_;
   bool remember_ = true;
   std::map<int64_t, int64_t> kernel_op_;                 // kernel id -> op (kNone)
   std::unordered_map<int64_t, int64_t> kernel_corr_;     // kernel id -> correlation

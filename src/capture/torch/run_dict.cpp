@@ -1,7 +1,5 @@
 #include "capture/torch/run_dict.h"
 
-#include <pybind11/stl.h>
-
 namespace py = pybind11;
 
 namespace magneton::capture {
@@ -22,52 +20,9 @@ py::dict FingerprintDict(const Fingerprint& fp) {
 
 namespace {
 
-py::dict OpDict(const Op& op) {
-  py::dict d;
-  d["id"] = op.id;
-  d["parent"] = op.parent;
-  d["name"] = op.name;
-  d["schema"] = op.schema;
-  d["framework"] = op.framework;
-  d["sequence"] = op.sequence;
-  d["forward_op"] = op.forward_op;
-  d["thread"] = op.thread;
-  d["start_ns"] = op.start_ns;
-  d["end_ns"] = op.end_ns;
-  d["stack"] = op.stack;
-  d["device"] = op.device;
-  d["inputs"] = op.inputs;
-  d["outputs"] = op.outputs;
-  d["args"] = op.args;
-  return d;
-}
-
-py::dict TensorDict(const Tensor& t) {
-  py::dict d;
-  d["id"] = t.id;
-  d["storage"] = t.storage;
-  d["offset"] = t.offset;
-  d["version"] = t.version;
-  d["shape"] = t.shape;
-  d["strides"] = t.strides;
-  d["dtype"] = t.dtype;
-  d["device"] = t.device;
-  d["memory"] = t.memory;
-  d["fingerprint"] = t.fingerprint ? py::object(FingerprintDict(*t.fingerprint)) : py::none();
-  return d;
-}
-
-py::dict KernelDict(const Kernel& k) {
-  py::dict d;
-  d["id"] = k.id;
-  d["name"] = k.name;
-  d["device"] = k.device;
-  d["stream"] = k.stream;
-  d["start_ns"] = k.start_ns;
-  d["end_ns"] = k.end_ns;
-  d["correlation"] = k.correlation;
-  d["op"] = k.op;
-  return d;
+template <class T>
+T Get(const py::dict& d, const char* key, T fallback) {
+  return d.contains(key) && !d[key].is_none() ? d[key].cast<T>() : fallback;
 }
 
 template <class Rows, class F>
@@ -77,22 +32,31 @@ py::list ListOf(const Rows& rows, F&& f) {
   return l;
 }
 
+template <class T>
+py::list TableList(const T& table, const std::vector<typename T::Row>& rows) {
+  return ListOf(rows, [&](const auto& row) { return RowDict(table, row); });
+}
+
 }  // namespace
 
+Fingerprint FingerprintFromDict(const py::dict& d) {
+  Fingerprint fp;
+  fp.numel = Get<int64_t>(d, "numel", 0);
+  fp.mean = Get<double>(d, "mean", 0);
+  fp.stddev = Get<double>(d, "stddev", 0);
+  fp.min = Get<double>(d, "min", 0);
+  fp.max = Get<double>(d, "max", 0);
+  fp.l1 = Get<double>(d, "l1", 0);
+  fp.l2 = Get<double>(d, "l2", 0);
+  fp.quantiles = Get<std::vector<float>>(d, "quantiles", {});
+  fp.spectra = Get<std::vector<std::vector<float>>>(d, "spectra", {});
+  return fp;
+}
+
 py::dict ReplayDict(const ReplayMeasurement& m) {
-  py::dict x;
-  x["id"] = m.id;
-  x["op"] = m.op;
-  x["key"] = m.key;
-  x["device"] = m.device;
-  x["calls"] = m.calls;
-  x["repeats"] = m.repeats;
-  x["seconds_per_call"] = m.seconds_per_call;
+  py::dict x = RowDict(tables::kReplays, m);
   // Negative: replayed without an energy sensor (time only).
-  x["joules_per_call"] = m.joules_per_call >= 0 ? py::object(py::float_(m.joules_per_call)) : py::none();
-  x["idle_watts"] = m.idle_watts;
-  x["cv"] = m.cv;
-  x["status"] = m.status;
+  if (m.joules_per_call < 0) x["joules_per_call"] = py::none();
   return x;
 }
 
@@ -108,28 +72,16 @@ py::dict RunDict(const Run& run) {
   info["end_ns"] = run.info.end_ns;
   info["extra"] = run.info.extra;
   d["info"] = info;
-  d["devices"] = ListOf(run.devices, [](const Device& v) {
-    py::dict x;
-    x["id"] = v.id;
-    x["kind"] = v.kind;
-    x["name"] = v.name;
-    x["uuid"] = v.uuid;
-    x["ordinal"] = v.ordinal;
-    x["memory_bytes"] = v.memory_bytes;
+  d["devices"] = TableList(tables::kDevices, run.devices);
+  d["ops"] = ListOf(run.ops, [](const Op& op) {
+    py::dict x = RowDict(tables::kOps, op);
+    x["inputs"] = op.inputs;
+    x["outputs"] = op.outputs;
     return x;
   });
-  d["ops"] = ListOf(run.ops, OpDict);
-  d["tensors"] = ListOf(run.tensors, TensorDict);
-  d["kernels"] = ListOf(run.kernels, KernelDict);
-  d["frames"] = ListOf(run.frames, [](const Frame& f) {
-    py::dict x;
-    x["id"] = f.id;
-    x["kind"] = f.kind;
-    x["function"] = f.function;
-    x["file"] = f.file;
-    x["line"] = f.line;
-    return x;
-  });
+  d["tensors"] = TableList(tables::kTensors, run.tensors);
+  d["kernels"] = TableList(tables::kKernels, run.kernels);
+  d["frames"] = TableList(tables::kFrames, run.frames);
   d["stacks"] = ListOf(run.stacks, [](const Stack& s) { return py::cast(s.frames); });
   d["config"] = run.config;
   d["stats"] = ListOf(run.stats, [](const Stat& s) {
@@ -142,11 +94,7 @@ py::dict RunDict(const Run& run) {
   });
   d["replays"] = ListOf(run.replays, ReplayDict);
   d["series"] = ListOf(run.series, [](const SensorSeries& s) {
-    py::dict x;
-    x["device"] = s.device;
-    x["sensor"] = s.sensor;
-    x["unit"] = s.unit;
-    x["source"] = s.source;
+    py::dict x = RowDict(tables::kSeries, s);
     x["points"] = s.t_ns.size();
     return x;
   });
