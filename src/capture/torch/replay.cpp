@@ -22,6 +22,7 @@
 #include <unordered_map>
 
 #include "capture/torch/aten_values.h"
+#include "core/stats_registry.h"
 #include "energy/clock.h"
 #ifdef MAGNETON_HAVE_SAMPLERS
 #include "energy/energy_curve.h"
@@ -813,17 +814,11 @@ Result<ReplayReport> RunReplay(const std::vector<std::shared_ptr<ReplayEntry>>& 
     }
   }
   progress.Update(entries.size(), true);
-  if (unsupported)
-    rep.stats.push_back(Stat{"replay_ops_skipped", "info", unsupported, "ops with host synchronization were not replayed"});
-  if (mismatches)
-    rep.stats.push_back(Stat{"replay_mismatch", "data_loss", mismatches, "replayed outputs differ from the recorded fingerprints"});
-  if (graphs) rep.stats.push_back(Stat{"replay_cuda_graphs", "info", graphs, "operators replayed inside a CUDA graph"});
-  if (host_ops)
-    rep.stats.push_back(Stat{"replay_host_ops", "info", host_ops,
-                             "operators with no device work (empty CUDA graph): timed on the host, no energy windows"});
-  if (graph_fallbacks)
-    rep.stats.push_back(Stat{"replay_cuda_graph_fallback", "info", graph_fallbacks,
-                             "CUDA graph capture failed; replayed with plain launches"});
+  AddCount(&rep.stats, stats::kReplayOpsSkipped, unsupported);
+  AddCount(&rep.stats, stats::kReplayMismatch, mismatches);
+  AddCount(&rep.stats, stats::kReplayCudaGraphs, graphs);
+  AddCount(&rep.stats, stats::kReplayHostOps, host_ops);
+  AddCount(&rep.stats, stats::kReplayCudaGraphFallback, graph_fallbacks);
   return rep;
 }
 
