@@ -11,6 +11,7 @@
 #include <regex>
 #include <set>
 
+#include "core/replay_status.h"
 #include "core/store.h"
 
 namespace magneton {
@@ -97,6 +98,14 @@ TEST(StatsRegistry, NoCppSourceSpellsAStat) {
   const std::regex spelt(R"re(Stat\{\s*")re");
   for (const fs::path& p : FilesUnder(kSourceRoot / "src", {".cpp", ".h"}))
     EXPECT_FALSE(std::regex_search(ReadAll(p), spelt)) << p << ": name the stat from core/stats_registry.h";
+}
+
+TEST(ReplayStatus, NamesRoundTrip) {
+  for (ReplayStatus s : {ReplayStatus::kOk, ReplayStatus::kHost, ReplayStatus::kBudget, ReplayStatus::kNoisy,
+                         ReplayStatus::kMismatch, ReplayStatus::kUnsupported, ReplayStatus::kError})
+    EXPECT_EQ(ParseReplayStatus(ReplayStatusName(s)), s);
+  EXPECT_EQ(ReplayStatusName(ReplayStatus::kNoisy), "noisy");
+  EXPECT_EQ(ParseReplayStatus("fine"), std::nullopt);
 }
 
 }  // namespace
