@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "core/run.h"
 #include "core/sqlite_util.h"
+#include "core/stats_registry.h"
 #include "energy/child_process.h"
 #include "energy/clock.h"
 
@@ -145,7 +146,7 @@ std::vector<Written> FindRuns(const fs::path& base, fs::file_time_type since) {
 // Why a run has no kernels, from what the recording wrote down.
 std::string NoKernelReason(const Written& w) {
   for (const Stat& st : w.stats)
-    if (st.name == "cupti_unavailable" || st.name == "cupti_tracing_disabled") return st.description;
+    if (Is(st, stats::kCuptiUnavailable) || Is(st, stats::kCuptiTracingDisabled)) return st.description;
   return "no kernel ran while recording was on";
 }
 
@@ -234,7 +235,7 @@ int Record(const RecordArgs& a) {
                w.transfers, w.ranges, w.nvml_series ? "NVML energy" : "no GPU energy");
     if (w.kernels == 0) fmt::print(stderr, "    no kernels: {}\n", NoKernelReason(w));
     for (const Stat& st : w.stats)
-      if (st.severity == "data_loss") fmt::print(stderr, "    data loss: {} ({} {})\n", st.description, st.value, st.name);
+      if (st.severity == SeverityName(Severity::kDataLoss)) fmt::print(stderr, "    data loss: {} ({} {})\n", st.description, st.value, st.name);
   }
   return done.exit_code;
 }

@@ -13,6 +13,7 @@
 
 #include "core/fingerprint_codec.h"
 #include "core/schema.h"
+#include "core/stats_registry.h"
 #include "core/store.h"
 #include "core/store_open.h"
 #include "core/tables.h"
@@ -279,8 +280,7 @@ void RunLoader::CheckReferences() {
     ref(m.device, devices);
   }
   if (dangling > 0)
-    run_.stats.push_back(Stat{"store.dangling_references", "data_loss", dangling,
-                              "references to rows missing from the file, set to none on load"});
+    run_.stats.push_back(MakeStat(stats::kStoreDanglingReferences, dangling));
 }
 
 Status RunLoader::Load() {
@@ -322,8 +322,7 @@ Result<Run> LoadRun(const std::string& path) {
   RunLoader loader(path, opened->db, opened->schema_minor, &run);
   MAGNETON_RETURN_IF_ERROR(loader.Load());
   if (!opened->complete)
-    run.stats.push_back(Stat{"store.incomplete", "data_loss", 1,
-                             "the recording did not close the run file (killed?); its last second may be missing"});
+    run.stats.push_back(MakeStat(stats::kStoreIncomplete, 1));
   return run;
 }
 

@@ -105,6 +105,15 @@ CounterAnchors FindCounterAnchors(const Run& run, int32_t device) {
   return a;
 }
 
+bool HasEnergySeries(const Run& run) {
+  for (const SensorSeries& s : run.series) {
+    if (s.sensor == "energy.total") return true;
+    for (const char* p : kPowerSensors)
+      if (s.sensor == p) return true;
+  }
+  return false;
+}
+
 int64_t SensorUpdates(const Run& run, int32_t device, int64_t from_ns, int64_t to_ns) {
   const SensorSeries* s = run.FindSeries(device, "energy.total");
   if (!Usable(s)) {

@@ -61,6 +61,9 @@ int64_t SensorUpdates(const Run& run, int32_t device, int64_t from_ns, int64_t t
 // The series BuildEnergyCurve reads, in order of preference for the power shape.
 inline constexpr const char* kPowerSensors[] = {"power.instant", "power.usage", "power"};
 
+// Whether some device of `run` has an energy counter or a power series.
+bool HasEnergySeries(const Run& run);
+
 // The curve of `device` with knots at least over [from_ns, to_ns]. Empty when
 // the run has no energy or power series for the device.
 EnergyCurve BuildEnergyCurve(const Run& run, int32_t device, int64_t from_ns, int64_t to_ns);

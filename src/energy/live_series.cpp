@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/stats_registry.h"
 #include "energy/energy_curve.h"
 
 namespace magneton::energy {
@@ -9,7 +10,7 @@ namespace magneton::energy {
 LiveSeries::LiveSeries(const SamplerOptions& options) {
   for (auto& s : OpenSamplers(options, &problems_)) {
     Status st = Add(std::move(s));
-    if (!st.ok()) problems_.push_back(Stat{"sampler_start_failed", "error", 1, st.message()});
+    if (!st.ok()) problems_.push_back(MakeStat(stats::kSamplerStartFailed, 1, st.message()));
   }
 }
 
@@ -62,19 +63,14 @@ void LiveSeries::Forget(int64_t before_ns) {
 
 bool LiveSeries::measures_energy() {
   std::lock_guard lock(mu_);
-  for (const SensorSeries& s : run_.series) {
-    if (s.sensor == "energy.total") return true;
-    for (const char* p : kPowerSensors)
-      if (s.sensor == p) return true;
-  }
-  return false;
+  return HasEnergySeries(run_);
 }
 
 std::string LiveSeries::why_no_energy() {
   if (measures_energy()) return "";
   std::string why;
   for (const Stat& p : problems_) {
-    if (p.name != "nvml_unavailable" && p.name != "rapl_unavailable" && p.name != "meter_unavailable") continue;
+    if (!Is(p, stats::kNvmlUnavailable) && !Is(p, stats::kRaplUnavailable) && !Is(p, stats::kMeterUnavailable)) continue;
     if (!why.empty()) why += "; ";
     why += p.description;
   }

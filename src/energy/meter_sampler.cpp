@@ -111,11 +111,11 @@ class MeterSampler : public PollingSampler {
   std::vector<std::function<void()>> Loops() override { return {[this] { Loop(); }}; }
   void Finish() override {
     if (bad_ > 0)
-      sink_->OnStat(MakeStat("meter_bad_lines", "data_loss", bad_,
+      sink_->OnStat(MakeStat(stats::kMeterBadLines, bad_,
                              path_ + ": lines that are not 't_ns,watts[,channel]' (first: line " +
                                  std::to_string(first_bad_line_) + ": " + first_bad_why_ + ")"));
     if (out_of_order_ > 0)
-      sink_->OnStat(MakeStat("meter_out_of_order", "data_loss", out_of_order_,
+      sink_->OnStat(MakeStat(stats::kMeterOutOfOrder, out_of_order_,
                              path_ + ": readings older than the previous one of their channel, skipped"));
   }
 

@@ -166,7 +166,7 @@ class NvmlSampler : public PollingSampler {
 
   void Finish() override {
     if (int64_t n = read_errors_.exchange(0); n > 0)
-      sink_->OnStat(MakeStat("nvml_read_errors", "data_loss", n,
+      sink_->OnStat(MakeStat(stats::kNvmlReadErrors, n,
                              "NVML readings that failed while sampling (last: " + last_error_ + ")"));
   }
 
@@ -289,11 +289,11 @@ Result<std::unique_ptr<Sampler>> OpenNvmlSampler(const SamplerOptions& options, 
     std::string who = "GPU " + std::to_string(g.device.ordinal) + " (" + g.device.name + "): ";
     if (problems) {
       if (!g.energy_counter.empty())
-        problems->push_back(MakeStat("nvml_energy_counter_unavailable", "info", 1, who + g.energy_counter));
+        problems->push_back(MakeStat(stats::kNvmlEnergyCounterUnavailable, 1, who + g.energy_counter));
       if (!g.power_instant.empty())
-        problems->push_back(MakeStat("nvml_power_instant_unavailable", "info", 1, who + g.power_instant));
+        problems->push_back(MakeStat(stats::kNvmlPowerInstantUnavailable, 1, who + g.power_instant));
       if (!g.power_usage.empty())
-        problems->push_back(MakeStat("nvml_power_usage_unavailable", "info", 1, who + g.power_usage));
+        problems->push_back(MakeStat(stats::kNvmlPowerUsageUnavailable, 1, who + g.power_usage));
     }
     sampler->AddGpu(g, handles[i]);
   }

@@ -82,11 +82,20 @@ struct Counter {
   int series = 0;
 };
 
+// The stats a counter sampler keeps, named after it ("rapl_counter_wraps").
+struct CounterStats {
+  const StatDef& wraps;
+  const StatDef& read_errors;
+};
+constexpr CounterStats kRaplStats{stats::kRaplCounterWraps, stats::kRaplReadErrors};
+constexpr CounterStats kPerfPowerStats{stats::kPerfPowerCounterWraps, stats::kPerfPowerReadErrors};
+
 // Polls monotonic energy counters and reports each one's cumulative joules
 // (its first raw reading as the origin plus unwrapped deltas) when it changes.
 class CounterSampler : public PollingSampler {
  public:
-  CounterSampler(std::string name, int interval_us) : name_(std::move(name)), interval_us_(interval_us) {}
+  CounterSampler(std::string name, const CounterStats& stats, int interval_us)
+      : name_(std::move(name)), stats_(stats), interval_us_(interval_us) {}
   ~CounterSampler() override {
     Stop();
     for (int fd : fds_) close(fd);
@@ -115,9 +124,9 @@ class CounterSampler : public PollingSampler {
     int64_t wraps = 0;
     for (auto& c : counters_) wraps += c.unwrap.wraps();
     if (wraps > 0)
-      sink_->OnStat(MakeStat(name_ + "_counter_wraps", "info", wraps, "energy counter wrap-arounds unwrapped"));
+      sink_->OnStat(MakeStat(stats_.wraps, wraps));
     if (errors_ > 0)
-      sink_->OnStat(MakeStat(name_ + "_read_errors", "data_loss", errors_, "counter reads that failed: " + last_error_));
+      sink_->OnStat(MakeStat(stats_.read_errors, errors_, "counter reads that failed: " + last_error_));
   }
 
  private:
@@ -143,6 +152,7 @@ class CounterSampler : public PollingSampler {
   }
 
   std::string name_;
+  CounterStats stats_;
   int interval_us_;
   std::vector<Device> devices_;
   std::vector<SeriesSpec> series_;
@@ -280,16 +290,16 @@ Result<uint64_t> ReadPerfCount(int fd) {
 }
 
 Result<std::unique_ptr<Sampler>> OpenRaplSampler(const SamplerOptions& options, std::vector<Stat>* problems) {
-  auto note = [&](const std::string& name, const std::string& why) {
-    if (problems) problems->push_back(MakeStat(name, "info", 1, why));
+  auto note = [&](const StatDef& stat, const std::string& why) {
+    if (problems) problems->push_back(MakeStat(stat, 1, why));
   };
   std::string why;
   auto zones = ScanPowercap(options.powercap_root);
   if (zones.ok()) {
-    auto sampler = std::make_unique<CounterSampler>("rapl", options.rapl_poll_interval_us);
+    auto sampler = std::make_unique<CounterSampler>("rapl", kRaplStats, options.rapl_poll_interval_us);
     for (const RaplZone& z : *zones) {
       if (!z.problem.empty()) {
-        note("rapl_zone_unreadable", z.name + ": " + z.problem);
+        note(stats::kRaplZoneUnreadable, z.name + ": " + z.problem);
         continue;
       }
       Device d;
@@ -308,14 +318,14 @@ Result<std::unique_ptr<Sampler>> OpenRaplSampler(const SamplerOptions& options, 
   }
   auto pmu = ScanPerfPower(options.perf_power_root);
   if (!pmu.ok()) return MakeError(ErrorCode::kUnavailable, why + "; " + pmu.error().message);
-  auto sampler = std::make_unique<CounterSampler>("perf_power", options.rapl_poll_interval_us);
+  auto sampler = std::make_unique<CounterSampler>("perf_power", kPerfPowerStats, options.rapl_poll_interval_us);
   std::string perf_problem;
   for (size_t p = 0; p < pmu->cpus.size(); ++p) {
     for (const PerfPowerEvent& e : pmu->events) {
       if (e.device_kind == "platform" && p > 0) continue;  // psys is one per platform
       int fd = OpenPowerEvent(pmu->type, e.config, pmu->cpus[p], e.name, &perf_problem);
       if (fd < 0) {
-        note("perf_power_event_unusable", perf_problem);
+        note(stats::kPerfPowerEventUnusable, perf_problem);
         continue;
       }
       Device d;

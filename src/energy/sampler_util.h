@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/run.h"
+#include "core/stats_registry.h"
 #include "core/status.h"
 #include "energy/sampler.h"
 
@@ -88,10 +89,6 @@ class PollingSampler : public Sampler {
  private:
   std::vector<std::thread> threads_;
 };
-
-inline Stat MakeStat(std::string name, std::string severity, int64_t value, std::string description) {
-  return Stat{std::move(name), std::move(severity), value, std::move(description)};
-}
 
 // Reads a small text file whole, trailing whitespace removed. The error names
 // the path and the OS's reason (permission denied is the common one for RAPL).

@@ -13,16 +13,16 @@ std::vector<std::unique_ptr<Sampler>> OpenSamplers(const SamplerOptions& options
   std::vector<std::unique_ptr<Sampler>> out;
   std::vector<Stat> local;
   std::vector<Stat>& notes = problems ? *problems : local;
-  auto take = [&](Result<std::unique_ptr<Sampler>> r, const char* stat) {
+  auto take = [&](Result<std::unique_ptr<Sampler>> r, const StatDef& stat) {
     if (r.ok())
       out.push_back(std::move(*r));
     else
-      notes.push_back(MakeStat(stat, "info", 1, r.error().message));
+      notes.push_back(MakeStat(stat, 1, r.error().message));
   };
-  if (options.nvml) take(OpenNvmlSampler(options, &notes), "nvml_unavailable");
-  if (options.rapl) take(OpenRaplSampler(options, &notes), "rapl_unavailable");
-  if (!options.meter.empty()) take(OpenMeterSampler(options), "meter_unavailable");
-  if (options.procfs) take(OpenProcfsSampler(options), "procfs_unavailable");
+  if (options.nvml) take(OpenNvmlSampler(options, &notes), stats::kNvmlUnavailable);
+  if (options.rapl) take(OpenRaplSampler(options, &notes), stats::kRaplUnavailable);
+  if (!options.meter.empty()) take(OpenMeterSampler(options), stats::kMeterUnavailable);
+  if (options.procfs) take(OpenProcfsSampler(options), stats::kProcfsUnavailable);
   return out;
 }
 

@@ -6,6 +6,7 @@
 
 #include "capture/cupti/api_selection.h"
 #include "capture/cupti/demangle.h"
+#include "core/stats_registry.h"
 #include "core/store.h"
 
 namespace magneton::capture {
@@ -380,18 +381,13 @@ Status ActivityProcessor::Finish(int64_t end_ns) {
   ranges_.CloseAll(end_ns);
   MAGNETON_RETURN_IF_ERROR(EndBatch());
   if (counts_.malformed)
-    MAGNETON_RETURN_IF_ERROR(writer_->Add(Stat{"cupti_records_malformed", "data_loss", counts_.malformed,
-                                               "CUPTI activity records shorter than their kind's structure"}));
+    MAGNETON_RETURN_IF_ERROR(writer_->Add(MakeStat(stats::kCuptiRecordsMalformed, counts_.malformed)));
   if (counts_.api_calls_folded)
-    MAGNETON_RETURN_IF_ERROR(writer_->Add(Stat{"cupti_api_calls_folded", "info", counts_.api_calls_folded,
-                                               "polling CUDA API calls counted in another call's row "
-                                               "(api_calls.count) rather than a row of their own"}));
+    MAGNETON_RETURN_IF_ERROR(writer_->Add(MakeStat(stats::kCuptiApiCallsFolded, counts_.api_calls_folded)));
   if (ranges_.unmatched_ends())
-    MAGNETON_RETURN_IF_ERROR(writer_->Add(Stat{"nvtx_range_ends_unmatched", "info", ranges_.unmatched_ends(),
-                                               "NVTX range ends whose start was not recorded"}));
+    MAGNETON_RETURN_IF_ERROR(writer_->Add(MakeStat(stats::kNvtxRangeEndsUnmatched, ranges_.unmatched_ends())));
   if (ranges_.closed_at_stop())
-    MAGNETON_RETURN_IF_ERROR(writer_->Add(Stat{"nvtx_ranges_open_at_stop", "info", ranges_.closed_at_stop(),
-                                               "NVTX ranges still open when recording stopped; they end there"}));
+    MAGNETON_RETURN_IF_ERROR(writer_->Add(MakeStat(stats::kNvtxRangesOpenAtStop, ranges_.closed_at_stop())));
   return Status::Ok();
 }
 

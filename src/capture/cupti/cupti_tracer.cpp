@@ -22,6 +22,7 @@
 #include "capture/cupti/recording_gate.h"
 #include "capture/cupti/stack_table.h"
 #include "capture/cupti/tracer.h"
+#include "core/stats_registry.h"
 #include "core/store.h"
 #include "core/thread_name.h"
 #include "energy/clock.h"
@@ -186,9 +187,7 @@ Status Tracer::Init() {
   // cannot be placed in the range that launched them, so record every call.
   if (!options_.only_ranges.empty() && options_.api_calls == ApiCalls::kLaunches) {
     options_.api_calls = ApiCalls::kAll;
-    pending_stats_.push_back(Stat{"api_launches_recorded_as_all", "info", 1,
-                                  "--only-ranges: every CUDA API call is recorded (--api all), since the "
-                                  "launch-only selection records nothing when switched inside NVTX ranges"});
+    pending_stats_.push_back(MakeStat(stats::kApiLaunchesRecordedAsAll, 1));
   }
   // Timestamps on the run's clock, set before any kind is enabled (CUPTI's
   // rule), and the buffer callbacks: once per process. A process that records
@@ -204,22 +203,22 @@ Status Tracer::Init() {
     registered = true;
   }
   if (Status st = CuptiStatus(cuptiActivityFlushPeriod(kCuptiFlushPeriodMs), "cuptiActivityFlushPeriod"); !st.ok())
-    pending_stats_.push_back(Stat{"cupti_flush_period_unavailable", "info", 1,
-                                  st.message() + "; records reach the file when a buffer fills and at stop"});
+    pending_stats_.push_back(MakeStat(stats::kCuptiFlushPeriodUnavailable, 1,
+                                      st.message() + "; records reach the file when a buffer fills and at stop"));
   if (!options_.dump_dir.empty()) {
     auto dump = DumpWriter::Create(fmt::format("{}/cupti-{}.bin", options_.dump_dir, getpid()),
                                    static_cast<uint64_t>(options_.dump_max_bytes));
     if (dump.ok()) dump_ = std::move(dump.value());
-    else pending_stats_.push_back(Stat{"cupti_dump_failed", "info", 1, dump.error().message});
+    else pending_stats_.push_back(MakeStat(stats::kCuptiDumpFailed, 1, dump.error().message));
   }
   // Information records: without them devices have no names and syncs no device.
   for (auto kind : {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT}) {
     Status st = CuptiStatus(cuptiActivityEnable(kind), "cuptiActivityEnable");
-    if (!st.ok()) pending_stats_.push_back(Stat{"cupti_kind_unavailable", "info", 1, KindName(kind) + ": " + st.message()});
+    if (!st.ok()) pending_stats_.push_back(MakeStat(stats::kCuptiKindUnavailable, 1, KindName(kind) + ": " + st.message()));
   }
   if (options_.nvtx) {
     Status st = CuptiStatus(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER), "cuptiActivityEnable(MARKER)");
-    if (!st.ok()) pending_stats_.push_back(Stat{"nvtx_unavailable", "info", 1, st.message()});
+    if (!st.ok()) pending_stats_.push_back(MakeStat(stats::kNvtxUnavailable, 1, st.message()));
   }
   if (options_.stacks || !options_.only_ranges.empty()) {
     if (options_.stacks) stacks_ = std::make_unique<StackTable>(std::vector<std::string>{"libmagneton_cupti", "libcupti", "libcuda."});
@@ -231,7 +230,7 @@ Status Tracer::Init() {
       // Without NVTX callbacks --only-ranges cannot be honoured: record nothing rather than everything.
       if (!options_.only_ranges.empty()) return st;
       stacks_.reset();
-      pending_stats_.push_back(Stat{"stacks_unavailable", "info", 1, st.message()});
+      pending_stats_.push_back(MakeStat(stats::kStacksUnavailable, 1, st.message()));
     }
   }
   {
@@ -251,7 +250,7 @@ Status Tracer::SetCollection(bool on) {
     // Peer copies and synchronization records are extras; their absence is not fatal.
     if (r != CUPTI_SUCCESS && (kind == CUPTI_ACTIVITY_KIND_MEMCPY2 || kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION)) {
       std::lock_guard<std::mutex> lock(stats_mu_);
-      pending_stats_.push_back(Stat{"cupti_kind_unavailable", "info", 1, KindName(kind) + ": " + CuptiResultText(r)});
+      pending_stats_.push_back(MakeStat(stats::kCuptiKindUnavailable, 1, KindName(kind) + ": " + CuptiResultText(r)));
       continue;
     }
     MAGNETON_RETURN_IF_ERROR(CuptiStatus(r, on ? "cuptiActivityEnable" : "cuptiActivityDisable"));
@@ -293,7 +292,7 @@ void Tracer::Disable(const std::string& why) {
   if (options_.api_calls == ApiCalls::kLaunches) (void)SetLaunchLikeApis(false);
   collecting_ = false;
   std::lock_guard<std::mutex> lock(stats_mu_);
-  pending_stats_.push_back(Stat{"cupti_tracing_disabled", "error", 1, why});
+  pending_stats_.push_back(MakeStat(stats::kCuptiTracingDisabled, 1, why));
 }
 
 void CUPTIAPI Tracer::BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
@@ -384,14 +383,12 @@ Status Tracer::DrainOnce() {
 Status Tracer::WriteStats() {
   int64_t dropped = dropped_.load();
   if (dropped > dropped_written_) {
-    MAGNETON_RETURN_IF_ERROR(writer_->Add(Stat{"cupti_records_dropped", "data_loss", dropped - dropped_written_,
-                                               "activity records CUPTI dropped because no buffer was free"}));
+    MAGNETON_RETURN_IF_ERROR(writer_->Add(MakeStat(stats::kCuptiRecordsDropped, dropped - dropped_written_)));
     dropped_written_ = dropped;
   }
   int64_t refused = pool_.refused();
   if (refused > refused_written_) {
-    MAGNETON_RETURN_IF_ERROR(writer_->Add(Stat{"cupti_buffers_refused", "data_loss", refused - refused_written_,
-                                               "requests for an activity buffer while all were waiting to be written"}));
+    MAGNETON_RETURN_IF_ERROR(writer_->Add(MakeStat(stats::kCuptiBuffersRefused, refused - refused_written_)));
     refused_written_ = refused;
   }
   std::vector<Stat> stats;

@@ -13,6 +13,7 @@
 
 #include "capture/cupti/bounded_call.h"
 #include "capture/cupti/record_env.h"
+#include "core/stats_registry.h"
 #include "core/store.h"
 #include "core/thread_name.h"
 #include "energy/clock.h"
@@ -127,7 +128,7 @@ std::unique_ptr<ProcessRecorder> ProcessRecorder::Start(const RecordSettings& se
       auto sink = r->samples_->Attach(**it, w, &r->devices_);
       Status st = sink.ok() ? (*it)->Start(*sink) : sink.status();
       if (!st.ok()) {
-        problems.push_back(Stat{"sampler_failed", "info", 1, fmt::format("{}: {}", (*it)->name(), st.message())});
+        problems.push_back(MakeStat(stats::kSamplerFailed, 1, fmt::format("{}: {}", (*it)->name(), st.message())));
         it = r->samplers_.erase(it);
       } else {
         ++it;
@@ -143,7 +144,7 @@ std::unique_ptr<ProcessRecorder> ProcessRecorder::Start(const RecordSettings& se
     r->tracer_ = std::move(t.value());
   } else {
     Say(fmt::format("process {}: {}", getpid(), t.error().message));
-    problems.push_back(Stat{"cupti_unavailable", "error", 1, t.error().message});
+    problems.push_back(MakeStat(stats::kCuptiUnavailable, 1, t.error().message));
   }
   {
     std::lock_guard<std::mutex> lock(r->writer_mu_);

@@ -1,5 +1,7 @@
 #include "capture/torch/energy_capture.h"
 
+#include "core/stats_registry.h"
+
 #ifdef MAGNETON_HAVE_SAMPLERS
 #include "energy/samplers.h"
 #endif
@@ -51,7 +53,7 @@ Result<std::unique_ptr<EnergyCapture>> EnergyCapture::Start(const std::string& w
     auto sink = capture->buffer_.Attach(*s, writer, devices);
     Status st = sink.ok() ? s->Start(*sink) : sink.status();
     if (!st.ok()) {
-      problems->push_back(Stat{"sampler_failed", "info", 1, s->name() + ": " + st.message()});
+      problems->push_back(MakeStat(stats::kSamplerFailed, 1, s->name() + ": " + st.message()));
       continue;
     }
     capture->series_ += static_cast<int64_t>(s->series().size());
@@ -61,8 +63,7 @@ Result<std::unique_ptr<EnergyCapture>> EnergyCapture::Start(const std::string& w
 #else
   (void)writer;
   (void)devices;
-  problems->push_back(Stat{"energy_unavailable", "data_loss", 1,
-                           "energy='" + which + "': this build has no energy samplers"});
+  problems->push_back(MakeStat(stats::kEnergyUnavailable, 1, "energy='" + which + "': this build has no energy samplers"));
   return std::unique_ptr<EnergyCapture>(new NoEnergy());
 #endif
 }

@@ -20,6 +20,7 @@
 #include "capture/torch/energy_capture.h"
 #include "capture/torch/kernel_link.h"
 #include "capture/torch/run_dict.h"
+#include "core/stats_registry.h"
 #include "core/store.h"
 
 namespace py = pybind11;
@@ -187,7 +188,7 @@ class JaxSession {
       if (k.ok())
         kernels_ = std::move(k.value());
       else
-        stats_.push_back(Stat{"kernel_tracing_unavailable", "info", 1, k.error().message});
+        stats_.push_back(MakeStat(stats::kKernelTracingUnavailable, 1, k.error().message));
     }
   }
 
@@ -214,7 +215,7 @@ class JaxSession {
       kernels_.reset();
       traced_ = true;
     }
-    if (!e.first.ok()) stats_.push_back(Stat{"kernel_flush_failed", "data_loss", 1, e.first.message()});
+    if (!e.first.ok()) stats_.push_back(MakeStat(stats::kKernelFlushFailed, 1, e.first.message()));
     py::list out;
     for (const auto& k : holding_->seen()) {
       py::dict d;

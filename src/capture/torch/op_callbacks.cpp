@@ -194,6 +194,64 @@ void FingerprintRows(RecorderState& st, std::vector<std::pair<int64_t, at::Tenso
   }
 }
 
+// The op's tensor inputs with their versions at start: a version that moved
+// by the end marks an input written in place.
+void CollectInputs(c10::ArrayRef<const c10::IValue> args, OpContext* ctx) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    ForEachTensor(args[i], [&](const at::Tensor& t) {
+      InputRef in;
+      in.tensor = t;
+      in.versioned = Version(t, &in.version);
+      in.arg = i;
+      ctx->inputs.push_back(std::move(in));
+    });
+  }
+}
+
+// Under state.mu: the forward op an op of the backward pass belongs to, and
+// for a forward op, its sequence number for the autograd node to find it.
+void LinkForward(const at::RecordFunction& fn, RecorderState& st, const OpenOp* parent, bool in_backward, Op* op) {
+  if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION) {
+    auto it = st.forward_by_seq.find(SeqKey(fn.forwardThreadId(), fn.seqNr()));
+    if (it != st.forward_by_seq.end()) op->forward_op = it->second;
+    // The engine wraps each node in "autograd::engine::evaluate_function: X".
+    if (parent) {  // still running, so still held
+      Op& wrapper = st.ops.at(parent->op).op;
+      if (wrapper.forward_op == kNone) wrapper.forward_op = op->forward_op;
+    }
+  } else if (in_backward) {
+    op->forward_op = parent->forward_op;
+  } else if (fn.seqNr() >= 0) {
+    // The autograd node takes the sequence number of the last op that saw it.
+    st.forward_by_seq[SeqKey(fn.threadId(), fn.seqNr())] = op->id;
+  }
+}
+
+// Under state.mu: each input's dataflow row. Graph inputs and aliased reads
+// go to `fresh`, to be fingerprinted outside the lock.
+void KeyInputs(RecorderState& st, OpContext& ctx, Op* op, std::vector<std::pair<int64_t, at::Tensor>>* fresh) {
+  for (auto& in : ctx.inputs) {
+    ValueKey key;
+    if (!MakeKey(in.tensor, st, &key)) {
+      ++st.summary.skipped_tensors;
+      continue;
+    }
+    in.storage = key.storage;
+    const Dataflow::InputRow row = st.dataflow.Input(key);
+    op->inputs.push_back(row.row);
+    if (row.aliased_writer != kNone) {
+      // The writer's row may be written already: the edge is then lost, and counted.
+      if (st.ops.held(row.aliased_writer))
+        st.ops.at(row.aliased_writer).op.outputs.push_back(row.row);
+      else
+        ++st.summary.aliased_inputs_unlinked;
+    }
+    if (op->device == kHostDevice) op->device = key.device;
+    if (st.fingerprinting.load(std::memory_order_relaxed) && (row.graph_input || row.aliased_writer != kNone))
+      fresh->emplace_back(row.row, in.tensor);
+  }
+}
+
 std::unique_ptr<at::ObserverContext> RecordOpStart(const at::RecordFunction& fn) {
   std::shared_ptr<RecorderState> st = g_state.load(std::memory_order_acquire);
   if (!st || !st->active.load(std::memory_order_relaxed)) return nullptr;
@@ -206,21 +264,12 @@ std::unique_ptr<at::ObserverContext> RecordOpStart(const at::RecordFunction& fn)
   const OpenOp* parent = tl_ops.open.empty() ? nullptr : &tl_ops.open.back();
   // Nested ops share their top-level op's call site; only top-level ops walk Python.
   const int64_t stack = parent ? parent->stack : (st->options.stacks ? st->stacks.Capture() : kNone);
-  const bool backward_node = fn.scope() == at::RecordScope::BACKWARD_FUNCTION;
-  const bool in_backward = backward_node || (parent && parent->backward);
+  const bool in_backward = fn.scope() == at::RecordScope::BACKWARD_FUNCTION || (parent && parent->backward);
 
   auto ctx = std::make_unique<OpContext>();
   ctx->state = st;
   const auto args = fn.inputs();
-  for (size_t i = 0; i < args.size(); ++i) {
-    ForEachTensor(args[i], [&](const at::Tensor& t) {
-      InputRef in;
-      in.tensor = t;
-      in.versioned = Version(t, &in.version);
-      in.arg = i;
-      ctx->inputs.push_back(std::move(in));
-    });
-  }
+  CollectInputs(args, ctx.get());
 
   std::vector<std::pair<int64_t, at::Tensor>> fresh;  // graph inputs to fingerprint
   Op op;
@@ -238,40 +287,8 @@ std::unique_ptr<at::ObserverContext> RecordOpStart(const at::RecordFunction& fn)
     op.thread = ThreadId();
     op.start_ns = start;
     op.stack = stack;
-    if (backward_node) {
-      auto it = st->forward_by_seq.find(SeqKey(fn.forwardThreadId(), fn.seqNr()));
-      if (it != st->forward_by_seq.end()) op.forward_op = it->second;
-      // The engine wraps each node in "autograd::engine::evaluate_function: X".
-      if (parent) {  // still running, so still held
-        Op& wrapper = st->ops.at(parent->op).op;
-        if (wrapper.forward_op == kNone) wrapper.forward_op = op.forward_op;
-      }
-    } else if (in_backward) {
-      op.forward_op = parent->forward_op;
-    } else if (fn.seqNr() >= 0) {
-      // The autograd node takes the sequence number of the last op that saw it.
-      st->forward_by_seq[SeqKey(fn.threadId(), fn.seqNr())] = op.id;
-    }
-    for (auto& in : ctx->inputs) {
-      ValueKey key;
-      if (!MakeKey(in.tensor, *st, &key)) {
-        ++st->summary.skipped_tensors;
-        continue;
-      }
-      in.storage = key.storage;
-      const Dataflow::InputRow row = st->dataflow.Input(key);
-      op.inputs.push_back(row.row);
-      if (row.aliased_writer != kNone) {
-        // The writer's row may be written already: the edge is then lost, and counted.
-        if (st->ops.held(row.aliased_writer))
-          st->ops.at(row.aliased_writer).op.outputs.push_back(row.row);
-        else
-          ++st->summary.aliased_inputs_unlinked;
-      }
-      if (op.device == kHostDevice) op.device = key.device;
-      if (st->fingerprinting.load(std::memory_order_relaxed) && (row.graph_input || row.aliased_writer != kNone))
-        fresh.emplace_back(row.row, in.tensor);
-    }
+    LinkForward(fn, *st, parent, in_backward, &op);
+    KeyInputs(*st, *ctx, &op, &fresh);
     ctx->id = op.id;
     forward_op = op.forward_op;
     if (st->launches) st->spans.push_back({op.parent, op.thread, op.start_ns, 0});

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "capture/torch/recorder_state.h"
+#include "core/stats_registry.h"
 
 namespace magneton::capture {
 
@@ -58,7 +59,7 @@ bool AllApiCalls(const RecorderOptions& o) {
 void StartKernelTracing(RecorderState& st) {
   const char* env = std::getenv("MAGNETON_TORCH_KERNELS");
   if (env && std::string(env) == "0") {
-    st.stats.push_back(Stat{"kernel_tracing_unavailable", "info", 1, "MAGNETON_TORCH_KERNELS=0"});
+    st.stats.push_back(MakeStat(stats::kKernelTracingUnavailable, 1, "MAGNETON_TORCH_KERNELS=0"));
     return;
   }
   RunWriter* target = st.writer.get();
@@ -77,7 +78,7 @@ void StartKernelTracing(RecorderState& st) {
     st.summary.kernel_tracer = true;
   } else {
     st.launches.reset();
-    st.stats.push_back(Stat{"kernel_tracing_unavailable", "info", 1, kernels.error().message});
+    st.stats.push_back(MakeStat(stats::kKernelTracingUnavailable, 1, kernels.error().message));
   }
 }
 
@@ -176,6 +177,50 @@ int64_t Recorder::RowsHeld() {
   return state_->ops.size() - state_->ops.written();
 }
 
+namespace {
+
+// Links the kernels held for linking to their ops (kernel_link.h), under
+// state.mu; counts what stays unlinked.
+void LinkKernels(RecorderState& st) {
+  std::lock_guard<std::mutex> lock(st.mu);
+  auto linked = st.launches->LinkByTime(st.spans, st.thread_ids);
+  if (!linked.ok()) {
+    st.stats.push_back(MakeStat(stats::kKernelLinkingFailed, 1, linked.error().message));
+    return;
+  }
+  st.summary.kernels = linked->kernels;
+  st.summary.kernels_by_correlation = linked->by_correlation;
+  st.summary.kernels_by_time = linked->by_time;
+  st.summary.recorder_kernels = linked->recorder_work;
+  AddCount(&st.stats, stats::kRecorderKernels, linked->recorder_work);
+  // An unlinked kernel's energy belongs to no operator: the diff cannot see it.
+  if (int64_t lost = linked->kernels - linked->by_correlation - linked->by_time - linked->recorder_work; lost > 0)
+    st.stats.push_back(MakeStat(stats::kKernelsNotLinked, lost,
+                                std::to_string(lost) + " of " + std::to_string(linked->kernels) +
+                                    " kernels are linked to no operator (no external correlation record and "
+                                    "no launch inside an operator)"));
+}
+
+// Under state.mu: the summary's final counts, and the stats of what was counted.
+void Summarize(RecorderState& st) {
+  RecordSummary& sum = st.summary;
+  sum.ops = st.ops.size();
+  sum.tensors = st.dataflow.rows();
+  sum.frames = st.stacks.frame_count();
+  sum.stacks = st.stacks.stack_count();
+  sum.aliased_inputs = st.dataflow.aliased_inputs();
+  sum.graph_inputs = st.dataflow.graph_inputs();
+  sum.energy_series = st.energy->series_count();
+  AddCount(&st.stats, stats::kDataflowAliasedInputs, sum.aliased_inputs);
+  AddCount(&st.stats, stats::kDataflowAliasedInputsUnlinked, sum.aliased_inputs_unlinked);
+  AddCount(&st.stats, stats::kFingerprintFailures, sum.fingerprint_failures);
+  AddCount(&st.stats, stats::kTensorsWithoutLayout, sum.skipped_tensors);
+  AddCount(&st.stats, stats::kRecorderStoreWaits, sum.store_waits);
+  AddCount(&st.stats, stats::kRecorderCallbackErrors, st.callback_errors.load());
+}
+
+}  // namespace
+
 Result<RecordSummary> Recorder::Stop() {
   if (stopped_) return *stopped_;
   RecorderState& st = *state_;
@@ -187,59 +232,13 @@ Result<RecordSummary> Recorder::Stop() {
     // A tracer that fails to flush loses kernels, not the run: the ops and
     // tensors are still written, and a Stat says what is missing.
     Status stopped = st.kernels->Stop();  // kernels reach the writer now
-    if (!stopped.ok())
-      st.stats.push_back(Stat{"kernel_tracing_failed", "data_loss", 1, stopped.message()});
+    if (!stopped.ok()) st.stats.push_back(MakeStat(stats::kKernelTracingFailed, 1, stopped.message()));
   }
-  if (st.launches) {
-    std::lock_guard<std::mutex> lock(st.mu);
-    auto linked = st.launches->LinkByTime(st.spans, st.thread_ids);
-    if (linked.ok()) {
-      st.summary.kernels = linked->kernels;
-      st.summary.kernels_by_correlation = linked->by_correlation;
-      st.summary.kernels_by_time = linked->by_time;
-      st.summary.recorder_kernels = linked->recorder_work;
-      if (linked->recorder_work)
-        st.stats.push_back(Stat{"recorder_kernels", "info", linked->recorder_work,
-                                "kernels the fingerprinting launched, marked as the recorder's own work"});
-      // An unlinked kernel's energy belongs to no operator: the diff cannot see it.
-      if (int64_t lost = linked->kernels - linked->by_correlation - linked->by_time - linked->recorder_work; lost > 0)
-        st.stats.push_back(Stat{"kernels_not_linked", "data_loss", lost,
-                                std::to_string(lost) + " of " + std::to_string(linked->kernels) +
-                                    " kernels are linked to no operator (no external correlation record and "
-                                    "no launch inside an operator)"});
-    } else {
-      st.stats.push_back(Stat{"kernel_linking_failed", "data_loss", 1, linked.error().message});
-    }
-  }
+  if (st.launches) LinkKernels(st);
   Keep(FlushRows(st, true, end), &first);
 
   std::lock_guard<std::mutex> lock(st.mu);
-  RecordSummary& sum = st.summary;
-  sum.ops = st.ops.size();
-  sum.tensors = st.dataflow.rows();
-  sum.frames = st.stacks.frame_count();
-  sum.stacks = st.stacks.stack_count();
-  sum.aliased_inputs = st.dataflow.aliased_inputs();
-  sum.graph_inputs = st.dataflow.graph_inputs();
-  sum.energy_series = st.energy->series_count();
-  if (sum.aliased_inputs)
-    st.stats.push_back(Stat{"dataflow_aliased_inputs", "info", sum.aliased_inputs,
-                            "op inputs that matched no produced value, linked to their storage's last writer"});
-  if (sum.aliased_inputs_unlinked)
-    st.stats.push_back(Stat{"dataflow_aliased_inputs_unlinked", "data_loss", sum.aliased_inputs_unlinked,
-                            "aliased inputs whose writer was already written to the store: the edge is missing"});
-  if (sum.fingerprint_failures)
-    st.stats.push_back(Stat{"fingerprint_failures", "info", sum.fingerprint_failures,
-                            "tensors whose fingerprint could not be computed (complex, sparse, ...)"});
-  if (sum.skipped_tensors)
-    st.stats.push_back(Stat{"tensors_without_layout", "info", sum.skipped_tensors,
-                            "tensors with no plain strided layout (nested, symbolic), left out of the dataflow"});
-  if (sum.store_waits)
-    st.stats.push_back(Stat{"recorder_store_waits", "info", sum.store_waits,
-                            "times the program waited for the run store to catch up (op rows held over the limit)"});
-  if (int64_t errors = st.callback_errors.load())
-    st.stats.push_back(Stat{"recorder_callback_errors", "data_loss", errors,
-                            "op callbacks that failed and left their op incomplete (a recorder bug)"});
+  Summarize(st);
   std::lock_guard<std::mutex> writer(st.writer_mu);
   RunWriter& w = *st.writer;
   WriteAll(w, st.stats, &first);
@@ -250,9 +249,9 @@ Result<RecordSummary> Recorder::Stop() {
   for (const auto& [k, v] : st.info_extra) info.extra[k] = v;
   Keep(w.SetInfo(info), &first);
   Keep(w.Close(), &first);
-  stopped_ = sum;
+  stopped_ = st.summary;
   if (!first.ok()) return first.error();
-  return sum;
+  return st.summary;
 }
 
 }  // namespace magneton::capture

@@ -2,7 +2,8 @@
 // selected operator's inputs (cloned, on their device) keyed by operator,
 // shapes, dtypes, strides, scalar arguments and device; the replay re-invokes
 // the operator through the dispatcher in a loop over windows spanning several
-// sensor updates, and measures time, energy and their spread per call.
+// sensor updates, which energy/replay_windows.h measures: time, energy and
+// their spread per call.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -18,6 +19,7 @@
 #include "capture/torch/fingerprint.h"
 #include "core/run.h"
 #include "core/status.h"
+#include "energy/replay_windows.h"
 
 namespace magneton::capture {
 
@@ -62,12 +64,7 @@ class ReplayCapture {
 };
 
 struct ReplayOptions {
-  double window_s = 0.5;        // shortest measurement window
-  int min_updates = 5;          // ... and at least this many sensor updates per window
-  double target_rse = 0.01;      // stop once the mean's relative standard error (CV/sqrt(windows)) is at most this
-  int min_repeats = 3;          // windows before the CV is judged
-  int max_repeats = 20;         // then status "noisy"
-  double host_window_s = 0.05;  // windows of ops with no device work (status "host"): host time only
+  energy::WindowRule windows;   // window length and convergence (status "noisy" after max_repeats)
   double op_budget_s = 10;      // per operator key
   double total_budget_s = 300;  // all keys together
   double idle_s = 0.6;          // quiet window for idle power (0: none)
