@@ -51,8 +51,25 @@ class RunWriter {
   virtual Status LinkKernel(int64_t kernel_id, int64_t op_id) = 0;
   virtual Status LinkTransfer(int64_t transfer_id, int64_t op_id) = 0;
 
+  // Rows added between HoldCommits(true) and HoldCommits(false) reach the
+  // file in one commit: a recording killed meanwhile keeps all of them or
+  // none (one execution of a function, say). Holds nest; Flush commits anyway.
+  virtual void HoldCommits(bool hold) = 0;
+
   virtual Status Flush() = 0;
   virtual Status Close() = 0;  // flushes; the writer is unusable after
+};
+
+// Holds a writer's commits for its lifetime (RunWriter::HoldCommits).
+class CommitGroup {
+ public:
+  explicit CommitGroup(RunWriter& w) : w_(w) { w_.HoldCommits(true); }
+  ~CommitGroup() { w_.HoldCommits(false); }
+  CommitGroup(const CommitGroup&) = delete;
+  CommitGroup& operator=(const CommitGroup&) = delete;
+
+ private:
+  RunWriter& w_;
 };
 
 // A RunWriter that passes every call on to `inner`, holding `mu` around it
@@ -87,6 +104,12 @@ class ForwardingRunWriter : public RunWriter {
   }
   Status LinkTransfer(int64_t transfer_id, int64_t op_id) override {
     return Call([&] { return inner_->LinkTransfer(transfer_id, op_id); });
+  }
+  void HoldCommits(bool hold) override {
+    (void)Call([&] {
+      inner_->HoldCommits(hold);
+      return Status::Ok();
+    });
   }
   Status Flush() override { return Call([&] { return inner_->Flush(); }); }
   Status Close() override { return Status::Ok(); }

@@ -110,6 +110,7 @@ class SqliteRunWriter final : public RunWriter {
   Status SetConfig(const std::string& key, const std::string& value) override;
   Status LinkKernel(int64_t kernel_id, int64_t op_id) override;
   Status LinkTransfer(int64_t transfer_id, int64_t op_id) override;
+  void HoldCommits(bool hold) override;
   Status Flush() override;
   Status Close() override;
 
@@ -200,6 +201,8 @@ class SqliteRunWriter final : public RunWriter {
   std::unique_ptr<Sync> sync_ = std::make_unique<Sync>();
   Batch pending_;
   uint64_t flush_requested_ = 0, flush_done_ = 0;
+  int holds_ = 0;             // HoldCommits nesting
+  bool commit_held_ = false;  // a commit came due inside a group: made when it ends
   bool stop_ = false, closed_ = false;
   Status failed_;  // the writer thread's first error; every later call returns it
   std::unique_ptr<std::thread> thread_;
@@ -269,11 +272,12 @@ void SqliteRunWriter::WriterLoop() {
   Lock lock(sync_->mu);
   while (true) {
     sync_->wake.wait_for(lock, kPoll, [&] {
-      return stop_ || flush_requested_ != flush_done_ || pending_.rows.size() >= kWakeRows;
+      return stop_ || flush_requested_ != flush_done_ || pending_.rows.size() >= kWakeRows ||
+             (commit_held_ && holds_ == 0);
     });
     std::swap(work, pending_);
     const uint64_t flush_to = flush_requested_;
-    const bool stopping = stop_;
+    const bool stopping = stop_, held = holds_ > 0;
     sync_->progress.notify_all();  // the queue has room again
     lock.unlock();
 
@@ -286,7 +290,8 @@ void SqliteRunWriter::WriterLoop() {
     }
     work.Clear();
     // On stop, Close commits after the join.
-    const bool due = flush_to != flush_done_ || Clock::now() - last_commit >= kCommitEvery;
+    const bool time = Clock::now() - last_commit >= kCommitEvery;
+    const bool due = flush_to != flush_done_ || (time && !held);
     if (st.ok() && uncommitted && due && !stopping) {
       st = sink_->Commit();
       last_commit = Clock::now();
@@ -295,11 +300,19 @@ void SqliteRunWriter::WriterLoop() {
 
     failed = failed || !st.ok();
     lock.lock();
+    commit_held_ = time && held && uncommitted;  // made as soon as the group ends
     if (!st.ok() && failed_.ok()) failed_ = st;
     flush_done_ = flush_to;
     sync_->progress.notify_all();
     if (stopping) return;
   }
+}
+
+void SqliteRunWriter::HoldCommits(bool hold) {
+  if (Forked()) return;
+  Lock lock(sync_->mu);
+  holds_ += hold ? 1 : (holds_ > 0 ? -1 : 0);
+  if (holds_ == 0 && commit_held_) sync_->wake.notify_one();
 }
 
 Status SqliteRunWriter::Flush() {

@@ -238,7 +238,11 @@ class JaxSession {
   void Write(const py::dict& rows) {
     if (!writer_) throw py::value_error("JAX recording already stopped");
     FirstError e;
-    WriteRows(rows, &e);
+    {
+      // One execution's rows reach the file in one commit: a kill keeps it whole or not at all.
+      CommitGroup together(*holding_);
+      WriteRows(rows, &e);
+    }
     if (rows.contains("extra")) {
       for (auto [k, v] : rows["extra"].cast<py::dict>()) info_.extra[k.cast<std::string>()] = v.cast<std::string>();
       e.Keep(holding_->SetInfo(info_));
