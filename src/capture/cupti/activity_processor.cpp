@@ -46,6 +46,21 @@ std::string MemoryKind(uint8_t kind) {
   }
 }
 
+// The fields a memcpy and a peer copy record share (the device is mapped by the caller).
+template <class Record>
+Transfer CopyRow(const Record& r, std::string kind) {
+  Transfer t;
+  t.kind = std::move(kind);
+  t.src_memory = MemoryKind(r.srcKind);
+  t.dst_memory = MemoryKind(r.dstKind);
+  t.synchronous = !(r.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC);
+  t.bytes = static_cast<int64_t>(r.bytes);
+  t.stream = r.streamId;
+  t.start_ns = static_cast<int64_t>(r.start);
+  t.end_ns = static_cast<int64_t>(r.end);
+  return t;
+}
+
 // NVML spells GPU uuids "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"; match it.
 std::string UuidString(const CUuuid& u) {
   const auto* b = reinterpret_cast<const unsigned char*>(u.bytes);
@@ -212,16 +227,8 @@ Status ActivityProcessor::OnMemcpy(const CUpti_ActivityMemcpy6& r) {
   auto device = DeviceId(r.deviceId);
   if (!device.ok()) return device.error();
   context_device_.try_emplace(r.contextId, r.deviceId);
-  Transfer t;
-  t.kind = CopyKind(r.copyKind);
-  t.src_memory = MemoryKind(r.srcKind);
-  t.dst_memory = MemoryKind(r.dstKind);
-  t.synchronous = !(r.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC);
-  t.bytes = static_cast<int64_t>(r.bytes);
+  Transfer t = CopyRow(r, CopyKind(r.copyKind));
   t.device = *device;
-  t.stream = r.streamId;
-  t.start_ns = static_cast<int64_t>(r.start);
-  t.end_ns = static_cast<int64_t>(r.end);
   return AddTransfer(std::move(t), r.correlationId);
 }
 
@@ -229,16 +236,8 @@ Status ActivityProcessor::OnPeer(const CUpti_ActivityMemcpyPtoP4& r) {
   if (!options_.transfers) return Status::Ok();
   auto device = DeviceId(r.deviceId);
   if (!device.ok()) return device.error();
-  Transfer t;
-  t.kind = "PtoP";
-  t.src_memory = MemoryKind(r.srcKind);
-  t.dst_memory = MemoryKind(r.dstKind);
-  t.synchronous = !(r.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC);
-  t.bytes = static_cast<int64_t>(r.bytes);
+  Transfer t = CopyRow(r, "PtoP");
   t.device = *device;
-  t.stream = r.streamId;
-  t.start_ns = static_cast<int64_t>(r.start);
-  t.end_ns = static_cast<int64_t>(r.end);
   return AddTransfer(std::move(t), r.correlationId);
 }
 
