@@ -22,7 +22,7 @@ def test_every_case_is_complete():
     for case in ALL:
         exp = casekit.expected(case)
         assert exp["root_cause"] in {"operators", "kernels-config", "launch-layout", "cpu-side",
-                                     "collective-wait"}, case
+                                     "collective-wait", "timeline", "arguments"}, case
         assert exp["expected_waste_side"] in {"wasteful", "efficient", "none"}, case
         assert (CASES / case / "README.md").exists(), case
         if exp["program"] in ("python", "distributed"):

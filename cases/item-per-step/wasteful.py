@@ -1,0 +1,24 @@
+"""item-per-step, wasteful side: `loss.item()` after every optimizer step, for the logger.
+Each read copies the loss to the host and waits for it: the host cannot queue the next step
+until the device finished this one, and the device idles while the host launches it."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import casekit  # noqa: E402
+
+workload = casekit.sibling(__file__, "workload")
+FRAMEWORK = "torch"
+setup = workload.setup
+
+
+def step(state):
+    losses = []
+    for _ in range(workload.LOG_EVERY):
+        loss = workload.train_step(state)
+        losses.append(loss.item())
+    return workload.outputs(state, sum(losses) / len(losses))
+
+
+if __name__ == "__main__":
+    casekit.main(__name__)
