@@ -14,7 +14,7 @@
 
 #include "analysis/diff/pass_split.h"
 #include "analysis/diff/rules.h"
-#include "analysis/dist/collectives.h"
+#include "analysis/ranks/collectives.h"
 #include "cli/commands.h"
 #include "core/store.h"
 #include "report/dist.h"

@@ -3,7 +3,7 @@
 // (energy, time, time and energy waiting in collectives; docs/distributed.md).
 #include <fmt/core.h>
 
-#include "analysis/dist/collectives.h"
+#include "analysis/ranks/collectives.h"
 #include "cli/commands.h"
 #include "core/store.h"
 #include "energy/attribution.h"

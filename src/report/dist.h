@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/dist/collectives.h"
+#include "analysis/ranks/collectives.h"
 
 namespace magneton::report {
 

@@ -1,4 +1,4 @@
-// Collective waits across the ranks of a distributed job (src/analysis/dist):
+// Collective waits across the ranks of a distributed job (src/analysis/ranks):
 // synthetic runs with known arrivals and power, and real 2-process gloo DDP
 // recordings (tests/data/dist, made by tests/data/dist/make_fixtures.py).
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "analysis/dist/collectives.h"
+#include "analysis/ranks/collectives.h"
 #include "core/store.h"
 
 namespace magneton::analysis {

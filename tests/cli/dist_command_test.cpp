@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "run_command.h"
+#include "run_magneton.h"
 
 namespace magneton {
 namespace {

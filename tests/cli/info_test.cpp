@@ -10,7 +10,7 @@
 
 #include "../core/sample_run.h"
 #include "core/store.h"
-#include "run_command.h"
+#include "run_magneton.h"
 
 namespace magneton {
 namespace {

@@ -13,19 +13,17 @@
 #include "../analysis/kernel_program.h"
 #include "core/store.h"
 #include "recorded_runs.h"
+#include "run_magneton.h"
 
 namespace magneton::report {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using testing::CommandResult;
+using testing::RunMagneton;
 
 const std::string kData = std::string(MAGNETON_TEST_DATA) + "/diff/";
-
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
 
 std::string Slurp(const fs::path& p) {
   std::ifstream in(p);
@@ -40,16 +38,12 @@ fs::path TempDir() {
   return d;
 }
 
-Result Magneton(const std::string& args) {
-  if (!fs::exists(MAGNETON_BINARY)) {
-    ADD_FAILURE() << MAGNETON_BINARY << " is not built (ninja magneton)";
-    return {};
-  }
-  fs::path dir = TempDir();
-  std::string cmd = std::string(MAGNETON_BINARY) + " " + args + " >" + (dir / "out").string() + " 2>" +
-                    (dir / "err").string();
-  int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(dir / "out"), Slurp(dir / "err")};
+// `magneton ARGS`, with ARGS written as one line of words (no argument here holds a space).
+CommandResult Magneton(const std::string& args) {
+  std::istringstream words(args);
+  std::vector<std::string> argv;
+  for (std::string w; words >> w;) argv.push_back(w);
+  return RunMagneton(argv);
 }
 
 // "a b" -> the run files and measured passes of both stems.
@@ -59,8 +53,8 @@ std::string Pair(const std::string& a, const std::string& b) {
 }
 
 TEST(DiffCli, WasteExitsOneAndNamesTheFinding) {
-  Result r = Magneton("diff " + Pair("gelu_new", "gelu_fused") + " --color never");
-  EXPECT_EQ(r.code, 1) << r.err;
+  CommandResult r = Magneton("diff " + Pair("gelu_new", "gelu_fused") + " --color never");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.out.find("waste"), std::string::npos);
   EXPECT_NE(r.out.find("aten::gelu"), std::string::npos);
   EXPECT_NE(r.out.find("[operators]"), std::string::npos);
@@ -69,8 +63,8 @@ TEST(DiffCli, WasteExitsOneAndNamesTheFinding) {
 }
 
 TEST(DiffCli, SameProgramTwiceExitsZero) {
-  Result r = Magneton("diff " + Pair("gelu_new", "gelu_new_again"));
-  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  CommandResult r = Magneton("diff " + Pair("gelu_new", "gelu_new_again"));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("no waste found"), std::string::npos);
 }
 
@@ -78,12 +72,12 @@ TEST(DiffCli, SameProgramTwiceExitsZero) {
 TEST(DiffCli, RunsWithoutOperatorsAreDiffedByNvtxRange) {
   const std::string fp32 = testing::GpuRuns() + "engine_fp32.mgt", tf32 = testing::GpuRuns() + "engine_tf32.mgt";
   if (!fs::exists(fp32) || !fs::exists(tf32)) GTEST_SKIP() << "the cublas-engine recordings are not in the tree";
-  Result r = Magneton("diff " + fp32 + " " + tf32 + " --color never");
-  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  CommandResult r = Magneton("diff " + fp32 + " " + tf32 + " --color never");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("matched by NVTX range name"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("[kernels]"), std::string::npos) << r.out;
-  Result same = Magneton("diff " + fp32 + " " + fp32 + " --color never");
-  EXPECT_EQ(same.code, 0) << same.out << same.err;
+  CommandResult same = Magneton("diff " + fp32 + " " + fp32 + " --color never");
+  EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
 }
 
 // Any CUDA program recorded whole (`magneton record -- prog`): no operators,
@@ -97,8 +91,8 @@ TEST(DiffCli, RunsWithOnlyKernelsAreDiffedKernelByKernel) {
   const std::string a = (dir / "fp32.mgt").string(), b = (dir / "tf32.mgt").string();
   ASSERT_TRUE(SaveRun(fixture::Program("prog --tf32 off", {}, 8), a, true).ok());
   ASSERT_TRUE(SaveRun(fixture::Program("prog --tf32 on", tf32, 8), b, true).ok());
-  Result r = Magneton("diff " + a + " " + b + " --color never");
-  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  CommandResult r = Magneton("diff " + a + " " + b + " --color never");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("matched by kernel sequence"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("[kernels] same place in the step, different kernels"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("fix FP32 GEMM or convolution kernels where the other side uses TF32"), std::string::npos)
@@ -106,8 +100,8 @@ TEST(DiffCli, RunsWithOnlyKernelsAreDiffedKernelByKernel) {
   json j = json::parse(Magneton("diff " + a + " " + b + " --json").out);
   EXPECT_EQ(j["summary"]["matched_by"], "kernels");
   EXPECT_EQ(j["findings"][0]["outputs_compared"], false);
-  Result same = Magneton("diff " + a + " " + a + " --color never");
-  EXPECT_EQ(same.code, 0) << same.out << same.err;
+  CommandResult same = Magneton("diff " + a + " " + a + " --color never");
+  EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
 
   const std::string runs = testing::GpuRuns();
   for (auto [from, to] : {std::pair{runs + "engine_fp32.mgt", a}, std::pair{runs + "engine_tf32.mgt", b}}) {
@@ -116,15 +110,15 @@ TEST(DiffCli, RunsWithOnlyKernelsAreDiffedKernelByKernel) {
     run->ranges.clear();
     ASSERT_TRUE(SaveRun(*run, to, true).ok());
   }
-  Result engine = Magneton("diff " + a + " " + b + " --color never");
-  EXPECT_EQ(engine.code, 1) << engine.out << engine.err;
+  CommandResult engine = Magneton("diff " + a + " " + b + " --color never");
+  EXPECT_EQ(engine.exit_code, 1) << engine.out << engine.err;
   EXPECT_NE(engine.out.find("matched by kernel sequence"), std::string::npos) << engine.out;
   EXPECT_NE(engine.out.find("gemm_f32f32_f32f32_f32"), std::string::npos) << engine.out;
 }
 
 TEST(DiffCli, JsonFollowsTheSchema) {
-  Result r = Magneton("diff " + Pair("gelu_new", "gelu_fused") + " --json");
-  EXPECT_EQ(r.code, 1);
+  CommandResult r = Magneton("diff " + Pair("gelu_new", "gelu_fused") + " --json");
+  EXPECT_EQ(r.exit_code, 1);
   json j = json::parse(r.out);  // stdout is the JSON and nothing else
   EXPECT_EQ(j["schema_version"], 1);
   EXPECT_EQ(j["unit"], "s");
@@ -136,8 +130,8 @@ TEST(DiffCli, JsonFollowsTheSchema) {
 
 TEST(DiffCli, HtmlReportIsWrittenAndSelfContained) {
   fs::path html = TempDir() / "report.html";
-  Result r = Magneton("diff " + Pair("gelu_new", "gelu_fused") + " --html " + html.string());
-  EXPECT_EQ(r.code, 1);
+  CommandResult r = Magneton("diff " + Pair("gelu_new", "gelu_fused") + " --html " + html.string());
+  EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("wrote " + html.string()), std::string::npos) << r.err;
   std::string text = Slurp(html);
   EXPECT_NE(text.find("id=\"finding-1\""), std::string::npos);
@@ -147,17 +141,17 @@ TEST(DiffCli, HtmlReportIsWrittenAndSelfContained) {
 
 TEST(DiffCli, CheckGatesRegressions) {
   // The 8-operator GELU as the new run against the fused baseline: a regression.
-  Result bad = Magneton("check --baseline " + kData + "gelu_fused.mgt " + kData +
+  CommandResult bad = Magneton("check --baseline " + kData + "gelu_fused.mgt " + kData +
                         "gelu_new.mgt --measured-a " + kData + "gelu_fused-measured.mgt --measured-b " +
                         kData + "gelu_new-measured.mgt --max-regression 5%");
-  EXPECT_EQ(bad.code, 1) << bad.out << bad.err;
+  EXPECT_EQ(bad.exit_code, 1) << bad.out << bad.err;
   EXPECT_NE(bad.out.find("REGRESSED"), std::string::npos);
   EXPECT_NE(bad.out.find("aten::gelu"), std::string::npos);
   // The same program again: nothing regressed.
-  Result ok = Magneton("check --baseline " + kData + "gelu_new.mgt " + kData +
+  CommandResult ok = Magneton("check --baseline " + kData + "gelu_new.mgt " + kData +
                        "gelu_new_again.mgt --measured-a " + kData + "gelu_new-measured.mgt --measured-b " +
                        kData + "gelu_new_again-measured.mgt --max-regression 5% --json");
-  EXPECT_EQ(ok.code, 0) << ok.out;
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
   json j = json::parse(ok.out);
   EXPECT_FALSE(j["regressed"].get<bool>());
   EXPECT_EQ(j["tool"], "magneton check");
@@ -165,14 +159,14 @@ TEST(DiffCli, CheckGatesRegressions) {
 
 TEST(DiffCli, ExportPerfettoWritesATrace) {
   fs::path trace = TempDir() / "trace.json";
-  Result r = Magneton("export --perfetto " + kData + "gelu_new-measured.mgt -o " + trace.string());
-  EXPECT_EQ(r.code, 0) << r.err;
+  CommandResult r = Magneton("export --perfetto " + kData + "gelu_new-measured.mgt -o " + trace.string());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("slices"), std::string::npos);
   json t = json::parse(Slurp(trace));
   int slices = 0;
   for (const auto& e : t["traceEvents"]) slices += e["ph"] == "X";
   EXPECT_GT(slices, 100);
-  EXPECT_EQ(Magneton("export " + kData + "gelu_new.mgt -o " + trace.string()).code, 2);  // no format chosen
+  EXPECT_EQ(Magneton("export " + kData + "gelu_new.mgt -o " + trace.string()).exit_code, 2);  // no format chosen
 }
 
 TEST(DiffCli, GpuRunExportsPowerCountersAndKernels) {
@@ -180,8 +174,8 @@ TEST(DiffCli, GpuRunExportsPowerCountersAndKernels) {
   if (!fs::exists(run))
     GTEST_SKIP() << run << " is not in the tree: record it on a GPU with scripts/gpu/diff.sh";
   fs::path trace = TempDir() / "gpu_trace.json";
-  Result r = Magneton("export --perfetto " + run + " -o " + trace.string());
-  ASSERT_EQ(r.code, 0) << r.err;
+  CommandResult r = Magneton("export --perfetto " + run + " -o " + trace.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
   json t = json::parse(Slurp(trace));
   int kernels = 0, power = 0, attributed = 0;
   for (const auto& e : t["traceEvents"]) {
@@ -196,26 +190,26 @@ TEST(DiffCli, GpuRunExportsPowerCountersAndKernels) {
 
 TEST(DiffCli, BadInputIsOneLineAndExitTwo) {
   auto one_line = [](const std::string& s) { return std::count(s.begin(), s.end(), '\n') == 1; };
-  Result missing = Magneton("diff /nonexistent/a.mgt " + kData + "gelu_new.mgt");
-  EXPECT_EQ(missing.code, 2);
+  CommandResult missing = Magneton("diff /nonexistent/a.mgt " + kData + "gelu_new.mgt");
+  EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("/nonexistent/a.mgt"), std::string::npos) << missing.err;
   EXPECT_TRUE(one_line(missing.err)) << missing.err;
-  Result low = Magneton("diff " + Pair("gelu_new", "gelu_fused") + " --threshold 3%");
-  EXPECT_EQ(low.code, 2);
+  CommandResult low = Magneton("diff " + Pair("gelu_new", "gelu_fused") + " --threshold 3%");
+  EXPECT_EQ(low.exit_code, 2);
   EXPECT_NE(low.err.find("--threshold 3%: below 5%"), std::string::npos) << low.err;
-  Result junk = Magneton("diff " + Pair("gelu_new", "gelu_fused") + " --threshold ten");
-  EXPECT_EQ(junk.code, 2);
+  CommandResult junk = Magneton("diff " + Pair("gelu_new", "gelu_fused") + " --threshold ten");
+  EXPECT_EQ(junk.exit_code, 2);
   EXPECT_NE(junk.err.find("--threshold ten"), std::string::npos);
-  Result wrong = Magneton("diff " + kData + "gelu_new.mgt " + kData + "gelu_fused.mgt --measured-a " + kData +
+  CommandResult wrong = Magneton("diff " + kData + "gelu_new.mgt " + kData + "gelu_fused.mgt --measured-a " + kData +
                           "gelu_fused-measured.mgt");
-  EXPECT_EQ(wrong.code, 2);
+  EXPECT_EQ(wrong.exit_code, 2);
   EXPECT_NE(wrong.err.find("gelu_fused-measured.mgt: measured pass of run a"), std::string::npos)
       << wrong.err;
   EXPECT_TRUE(one_line(wrong.err)) << wrong.err;
   fs::path not_run = TempDir() / "not_a_run.mgt";
   std::ofstream(not_run) << "hello";
-  Result garbage = Magneton("check --baseline " + not_run.string() + " " + kData + "gelu_new.mgt");
-  EXPECT_EQ(garbage.code, 2);
+  CommandResult garbage = Magneton("check --baseline " + not_run.string() + " " + kData + "gelu_new.mgt");
+  EXPECT_EQ(garbage.exit_code, 2);
   EXPECT_NE(garbage.err.find(not_run.string()), std::string::npos) << garbage.err;
 }
 
@@ -233,8 +227,8 @@ TEST(DiffCli, DemoRecordsDiffsAndWritesTheReports) {
                  << "and build magneton_torch to run the demo";
   setenv("MAGNETON_PYTHON", python.c_str(), 1);
   fs::path out = TempDir() / "demo";
-  Result r = Magneton("demo --size tiny --iterations 3 --device cpu --out " + out.string());
-  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  CommandResult r = Magneton("demo --size tiny --iterations 3 --device cpu --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("magneton demo: GPT-2 blocks"), std::string::npos);
   EXPECT_NE(r.out.find("could not measure here: energy"), std::string::npos);
   EXPECT_TRUE(fs::exists(out / "report.html"));

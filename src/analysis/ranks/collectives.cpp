@@ -1,4 +1,4 @@
-#include "analysis/dist/collectives.h"
+#include "analysis/ranks/collectives.h"
 
 #include <fmt/core.h>
 

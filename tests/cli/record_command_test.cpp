@@ -5,24 +5,22 @@
 #include <filesystem>
 
 #include "capture/cupti/record_env.h"
-#include "shell.h"
+#include "run_magneton.h"
 
 namespace magneton::testing {
 namespace {
 
-const std::string kMagneton = MAGNETON_BINARY;
-
 TEST(RecordCommand, PassesTheExitCodeThrough) {
   TempDir dir;
-  EXPECT_EQ(Shell(dir, kMagneton + " record -o " + dir / "r" + " -- true").exit_code, 0);
-  EXPECT_EQ(Shell(dir, kMagneton + " record -o " + dir / "r" + " -- sh -c 'exit 3'").exit_code, 3);
+  EXPECT_EQ(RunMagneton({"record", "-o", dir / "r", "--", "true"}).exit_code, 0);
+  EXPECT_EQ(RunMagneton({"record", "-o", dir / "r", "--", "sh", "-c", "exit 3"}).exit_code, 3);
   // Killed by a signal: 128 + the signal, like a shell.
-  EXPECT_EQ(Shell(dir, kMagneton + " record -o " + dir / "r" + " -- sh -c 'kill -TERM $$'").exit_code, 128 + 15);
+  EXPECT_EQ(RunMagneton({"record", "-o", dir / "r", "--", "sh", "-c", "kill -TERM $$"}).exit_code, 128 + 15);
 }
 
 TEST(RecordCommand, LeavesTheProgramsOutputAlone) {
   TempDir dir;
-  auto r = Shell(dir, kMagneton + " record -o " + dir / "r" + " -- sh -c 'echo out; echo err >&2'");
+  auto r = RunMagneton({"record", "-o", dir / "r", "--", "sh", "-c", "echo out; echo err >&2"});
   EXPECT_EQ(r.out, "out\n");
   EXPECT_EQ(r.err.rfind("err\n", 0), 0u) << r.err;  // the program's stderr first, Magneton's lines after
 }
@@ -30,7 +28,7 @@ TEST(RecordCommand, LeavesTheProgramsOutputAlone) {
 TEST(RecordCommand, SaysWhyNoKernelsWereRecorded) {
   if (std::filesystem::exists("/dev/nvidiactl")) GTEST_SKIP() << "this machine has an NVIDIA driver";
   TempDir dir;
-  auto r = Shell(dir, kMagneton + " record -o " + dir / "r" + " -- true");
+  auto r = RunMagneton({"record", "-o", dir / "r", "--", "true"});
   EXPECT_NE(r.err.find("no kernels recorded"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("no NVIDIA driver"), std::string::npos) << r.err;
 }
@@ -41,7 +39,7 @@ TEST(RecordCommand, BadUsageIsExitTwoWithOneLine) {
                                  "record -o /nonexistent/dir/r -- true", "record --only-ranges '' -- true",
                                  "record --only-ranges x: --no-nvtx -- true",
                                  "record --energy gpu -- true", "record --energy nvml,,rapl -- true"}) {
-    auto r = Shell(dir, kMagneton + " " + args);
+    auto r = RunMagnetonShell(kMagneton + " " + args);
     EXPECT_EQ(r.exit_code, 2) << args;
     EXPECT_EQ(r.err.rfind("magneton: ", 0), 0u) << args << ": " << r.err;
   }
@@ -61,22 +59,21 @@ TEST(RecordCommand, EnergySourcesAreAllNoneOrAList) {
 
 TEST(RecordCommand, CommandThatCannotRun) {
   TempDir dir;
-  auto r = Shell(dir, kMagneton + " record -o " + dir / "r" + " -- /nonexistent/program");
+  auto r = RunMagneton({"record", "-o", dir / "r", "--", "/nonexistent/program"});
   EXPECT_EQ(r.exit_code, 127);
   EXPECT_NE(r.err.find("/nonexistent/program"), std::string::npos);
 }
 
 TEST(RecordCommand, RefusesToStackOnAnotherInjectedTool) {
   TempDir dir;
-  auto r = Shell(dir, "CUDA_INJECTION64_PATH=/opt/other.so " + kMagneton + " record -- true");
+  auto r = RunMagneton({"record", "--", "true"}, {"CUDA_INJECTION64_PATH=/opt/other.so"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("CUDA_INJECTION64_PATH"), std::string::npos);
 }
 
 TEST(RecordCommand, MissingInjectionLibraryIsExplained) {
   TempDir dir;
-  auto r = Shell(dir, "MAGNETON_CUPTI_LIB=" + dir / "missing.so" + " " + kMagneton + " record -o " + dir / "r" +
-                          " -- sh -c 'exit 4'");
+  auto r = RunMagneton({"record", "-o", dir / "r", "--", "sh", "-c", "exit 4"}, {"MAGNETON_CUPTI_LIB=" + dir / "missing.so"});
   EXPECT_EQ(r.exit_code, 4);
   EXPECT_NE(r.err.find("missing.so cannot be loaded"), std::string::npos) << r.err;
 }

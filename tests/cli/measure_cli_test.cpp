@@ -15,13 +15,10 @@
 #include <nlohmann/json.hpp>
 
 #include "energy/nvml_api.h"
-#include "energy_test_util.h"
+#include "run_magneton.h"
 
-namespace magneton::energy {
+namespace magneton::testing {
 namespace {
-
-using testing::TempDir;
-using testing::TestData;
 
 std::string Slurp(const std::string& path) {
   std::ifstream f(path);
@@ -30,25 +27,19 @@ std::string Slurp(const std::string& path) {
   return ss.str();
 }
 
-// Runs `magneton ARGS` through sh with stdout and stderr to files; returns the exit code.
-int Magneton(const std::string& args, const TempDir& dir) {
-  std::string cmd = std::string(MAGNETON_BINARY) + " " + args + " >" + (dir / "out") + " 2>" + (dir / "err");
-  int status = std::system(cmd.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+std::string TestData(const std::string& rel) { return std::string(MAGNETON_TEST_DATA) + "/" + rel; }
 
-bool HaveNvml() { return nvml::Load().ok(); }
+bool HaveNvml() { return energy::nvml::Load().ok(); }
 
 TEST(MeasureCli, PassesOutputAndExitCodeThroughAndSaysEnergyIsUnavailable) {
-  TempDir dir;
   // 200k lines on stdout, two on stderr, exit 3.
-  int rc = Magneton("measure -- sh -c 'seq 1 200000; echo oops >&2; echo again >&2; exit 3'", dir);
-  EXPECT_EQ(rc, 3);
-  std::string out = Slurp(dir / "out");
+  auto r = RunMagneton({"measure", "--", "sh", "-c", "seq 1 200000; echo oops >&2; echo again >&2; exit 3"});
+  EXPECT_EQ(r.exit_code, 3);
+  const std::string& out = r.out;
   std::string expect;
   for (int i = 1; i <= 200000; ++i) expect += std::to_string(i) + "\n";
   EXPECT_TRUE(out == expect) << "stdout differs (" << out.size() << " vs " << expect.size() << " bytes)";
-  std::string err = Slurp(dir / "err");
+  const std::string& err = r.err;
   EXPECT_EQ(err.rfind("oops\nagain\n", 0), 0u) << err;  // the command's stderr first, unchanged
   EXPECT_NE(err.find("exit code 3"), std::string::npos) << err;
   if (!HaveNvml()) {
@@ -59,11 +50,12 @@ TEST(MeasureCli, PassesOutputAndExitCodeThroughAndSaysEnergyIsUnavailable) {
 }
 
 TEST(MeasureCli, DeathBySignalIs128PlusTheSignal) {
-  TempDir dir;
-  EXPECT_EQ(Magneton("measure -- sh -c 'kill -KILL $$'", dir), 128 + SIGKILL);
-  EXPECT_NE(Slurp(dir / "err").find("killed by signal 9"), std::string::npos);
+  auto r = RunMagneton({"measure", "--", "sh", "-c", "kill -KILL $$"});
+  EXPECT_EQ(r.exit_code, 128 + SIGKILL);
+  EXPECT_NE(r.err.find("killed by signal 9"), std::string::npos);
 }
 
+// Started in the background to be signalled, so not through RunMagneton.
 TEST(MeasureCli, ForwardsATerminationSignalToTheCommand) {
   TempDir dir;
   pid_t pid = fork();
@@ -87,11 +79,10 @@ TEST(MeasureCli, ForwardsATerminationSignalToTheCommand) {
 
 TEST(MeasureCli, JsonReportToAFile) {
   TempDir dir;
-  int rc = Magneton("measure --json -o " + (dir / "report.json") +
-                        " --per 4 --unit token --carbon 400 -- sh -c 'echo hi'",
-                    dir);
-  EXPECT_EQ(rc, 0);
-  EXPECT_EQ(Slurp(dir / "out"), "hi\n");
+  auto r = RunMagneton({"measure", "--json", "-o", dir / "report.json", "--per", "4", "--unit", "token", "--carbon",
+                        "400", "--", "sh", "-c", "echo hi"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "hi\n");
   auto j = nlohmann::json::parse(Slurp(dir / "report.json"), nullptr, false);
   ASSERT_FALSE(j.is_discarded());
   EXPECT_EQ(j["exit_code"], 0);
@@ -107,27 +98,26 @@ TEST(MeasureCli, JsonReportToAFile) {
 }
 
 TEST(MeasureCli, BadUsageIsOneLineAndExit2) {
-  TempDir dir;
-  EXPECT_EQ(Magneton("measure sh -c true", dir), 2);
-  EXPECT_NE(Slurp(dir / "err").find("put '--' before the command"), std::string::npos);
-  EXPECT_EQ(Magneton("measure --per 5 -- true", dir), 2);
-  EXPECT_NE(Slurp(dir / "err").find("--unit"), std::string::npos);
-  EXPECT_EQ(Magneton("measure --devices x -- true", dir), 2);
-  EXPECT_EQ(Magneton("measure --carbon -3 -- true", dir), 2);
-  EXPECT_EQ(Magneton("measure -- /nonexistent/cmd", dir), 127);
-  EXPECT_NE(Slurp(dir / "err").find("cannot run '/nonexistent/cmd'"), std::string::npos);
+  auto no_dashes = RunMagneton({"measure", "sh", "-c", "true"});
+  EXPECT_EQ(no_dashes.exit_code, 2);
+  EXPECT_NE(no_dashes.err.find("put '--' before the command"), std::string::npos);
+  auto per = RunMagneton({"measure", "--per", "5", "--", "true"});
+  EXPECT_EQ(per.exit_code, 2);
+  EXPECT_NE(per.err.find("--unit"), std::string::npos);
+  EXPECT_EQ(RunMagneton({"measure", "--devices", "x", "--", "true"}).exit_code, 2);
+  EXPECT_EQ(RunMagneton({"measure", "--carbon", "-3", "--", "true"}).exit_code, 2);
+  auto missing = RunMagneton({"measure", "--", "/nonexistent/cmd"});
+  EXPECT_EQ(missing.exit_code, 127);
+  EXPECT_NE(missing.err.find("cannot run '/nonexistent/cmd'"), std::string::npos);
 }
 
 TEST(DoctorCli, ReportsEveryPartAndExitsZero) {
-  TempDir dir;
   // A missing interpreter keeps it quick and shows the frameworks' reason.
-  std::string cmd = "MAGNETON_PYTHON=/nonexistent/python " + std::string(MAGNETON_BINARY) + " doctor --powercap-root " +
-                    TestData("rapl/powercap") + " --perf-power-root " + TestData("rapl/perf_power") + " >" +
-                    (dir / "out") + " 2>&1";
-  int status = std::system(cmd.c_str());
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0);
-  std::string out = Slurp(dir / "out");
+  auto r = RunMagneton({"doctor", "--powercap-root", TestData("rapl/powercap"), "--perf-power-root",
+                        TestData("rapl/perf_power")},
+                       {"MAGNETON_PYTHON=/nonexistent/python"});
+  EXPECT_EQ(r.exit_code, 0);
+  std::string out = r.out + r.err;
   for (const char* part : {"GPUs (NVML)", "CUPTI", "RAPL (powercap)", "perf power PMU", "CPU activity", "torch", "JAX"})
     EXPECT_NE(out.find(part), std::string::npos) << part << "\n" << out;
   EXPECT_NE(out.find("3 of 4 zones readable"), std::string::npos) << out;
@@ -136,4 +126,4 @@ TEST(DoctorCli, ReportsEveryPartAndExitsZero) {
 }
 
 }  // namespace
-}  // namespace magneton::energy
+}  // namespace magneton::testing

@@ -4,13 +4,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "records.h"
-#include "shell.h"
+#include "../capture/records.h"
+#include "run_magneton.h"
 
 namespace magneton::testing {
 namespace {
-
-const std::string kMagneton = MAGNETON_BINARY;
 
 // Two kernel names: "short" runs often but briefly, "long" once for longer.
 std::vector<RawRecord> Kernels() {
@@ -21,8 +19,9 @@ std::vector<RawRecord> Kernels() {
   return r;
 }
 
-nlohmann::json TopJson(const TempDir& dir, const std::string& run, const std::string& args = "") {
-  auto r = Shell(dir, kMagneton + " top " + run + " --json " + args);
+nlohmann::json TopJson(const std::string& run, std::vector<std::string> args = {}) {
+  args.insert(args.begin(), {"top", run, "--json"});
+  auto r = RunMagneton(args);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return nlohmann::json::parse(r.out, nullptr, false);
 }
@@ -30,7 +29,7 @@ nlohmann::json TopJson(const TempDir& dir, const std::string& run, const std::st
 TEST(TopCommand, WithoutEnergyKernelsAreOrderedByGpuTime) {
   TempDir dir;
   auto p = Process(dir, Kernels(), {}, [](RunWriter&) {}, 3'000'000);
-  auto j = TopJson(dir, p.path);
+  auto j = TopJson(p.path);
   ASSERT_FALSE(j.is_discarded());
   EXPECT_EQ(j["energy_available"], false);
   ASSERT_EQ(j["rows"].size(), 2u);
@@ -41,7 +40,7 @@ TEST(TopCommand, WithoutEnergyKernelsAreOrderedByGpuTime) {
   EXPECT_EQ(j["rows"][1]["gpu_ns"], 40'000);
   EXPECT_TRUE(j["rows"][0]["joules"].is_null());
   EXPECT_NEAR(j["rows"][0]["gpu_pct"].get<double>(), 100.0 * 100 / 140, 1e-9);
-  auto text = Shell(dir, kMagneton + " top " + p.path);
+  auto text = RunMagneton({"top", p.path});
   EXPECT_NE(text.out.find("energy unavailable"), std::string::npos) << text.out;
 }
 
@@ -62,7 +61,7 @@ TEST(TopCommand, WithAnEnergyCounterKernelsAreOrderedByEnergy) {
     // A steady 100 W counter read every 10 us across the run.
     for (int64_t t = 0; t <= 3'000'000; t += 10'000) ASSERT_TRUE(w.AddSample(0, t, 100.0 * t * 1e-9).ok());
   }, 3'000'000);
-  auto j = TopJson(dir, p.path);
+  auto j = TopJson(p.path);
   ASSERT_FALSE(j.is_discarded());
   ASSERT_EQ(j["energy_available"], true) << j.dump();
   ASSERT_EQ(j["rows"].size(), 2u);
@@ -84,7 +83,7 @@ TEST(TopCommand, RangesGetTheKernelsLaunchedInsideThem) {
                               ApiRecord(true, 211, 5, 21, 2'500'000, 2'510'000),  // after the range
                               KernelRecord("later", 0, 21, 2'600'000, 2'650'000)};
   auto p = Process(dir, r, {}, [](RunWriter&) {}, 3'000'000);
-  auto j = TopJson(dir, p.path, "--by range");
+  auto j = TopJson(p.path, {"--by", "range"});
   ASSERT_EQ(j["rows"].size(), 1u);
   EXPECT_EQ(j["by"], "range");
   EXPECT_EQ(j["rows"][0]["name"], "magneton:step");
@@ -95,13 +94,13 @@ TEST(TopCommand, RangesGetTheKernelsLaunchedInsideThem) {
 TEST(TopCommand, LimitsRowsAndRejectsBadInput) {
   TempDir dir;
   auto p = Process(dir, Kernels());
-  auto j = TopJson(dir, p.path, "-n 1");
+  auto j = TopJson(p.path, {"-n", "1"});
   EXPECT_EQ(j["rows"].size(), 1u);
   EXPECT_EQ(j["groups"], 2);
-  auto bad = Shell(dir, kMagneton + " top " + p.path + " --by thread");
+  auto bad = RunMagneton({"top", p.path, "--by", "thread"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--by thread"), std::string::npos);
-  auto missing = Shell(dir, kMagneton + " top " + dir / "none.mgt");
+  auto missing = RunMagneton({"top", dir / "none.mgt"});
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("none.mgt"), std::string::npos);
 }
