@@ -55,16 +55,11 @@ ReplayOptions = dict
 
 
 def op_signature(run: dict, op: dict) -> str:
-    """The diff's operator signature (src/analysis/diff/pass_align.cpp OpSignature):
-    name(dtype[shape],...) over the op's input tensors."""
-    tensors = run["tensors"]
-    parts = []
-    for t in op["inputs"]:
-        if 0 <= t < len(tensors):
-            parts.append(f"{tensors[t]['dtype']}[{'x'.join(str(d) for d in tensors[t]['shape'])}]")
-        else:
-            parts.append("?")
-    return f"{op['name']}({','.join(parts)})"
+    """The operator signature replays are keyed by, name(dtype[shape],...) over
+    the op's input tensors; defined once, in C++ (src/core/op_signature.h)."""
+    from magneton.recorder import extension
+
+    return extension().op_signature(run, op)
 
 
 def selection_from_diff(diff: Union[str, dict], side: str, verdicts: Iterable[str] = ("waste",)) -> list:

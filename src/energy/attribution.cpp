@@ -18,6 +18,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "core/run_index.h"
 #include "energy/activity_curve.h"
 #include "energy/energy_curve.h"
 #include "energy/launch_site.h"
@@ -106,30 +107,11 @@ void Sweep(const EnergyCurve& curve, std::vector<Item>& items, DeviceEnergy& dev
   dev.idle_w = dev.idle_ns > 0 ? dev.idle_j / (double(dev.idle_ns) * 1e-9) : 0;
 }
 
-// Step 3a: op totals including their descendants' (Op.parent), in place.
-void RollUpOps(const Run& run, std::vector<double>& value) {
-  const int64_t n = static_cast<int64_t>(run.ops.size());
-  auto valid = [&](int64_t p) { return p >= 0 && p < n; };
-  // Depth = number of ancestors, memoized; a corrupt cycle is cut where it closes.
-  std::vector<int> depth(static_cast<size_t>(n), -1);
-  std::vector<int64_t> chain;
-  for (int64_t i = 0; i < n; ++i) {
-    chain.clear();
-    int64_t j = i;
-    while (valid(j) && depth[j] == -1) {
-      depth[j] = -2;  // on the current chain
-      chain.push_back(j);
-      j = run.ops[j].parent;
-    }
-    int base = valid(j) && depth[j] >= 0 ? depth[j] : -1;
-    for (size_t k = chain.size(); k-- > 0;) depth[chain[k]] = ++base;
-  }
-  std::vector<int64_t> order(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return depth[a] > depth[b]; });
-  // Deepest first, so a child's total is complete before it is added to its parent.
-  for (int64_t i : order)
-    if (int64_t p = run.ops[i].parent; valid(p) && depth[p] < depth[i]) value[p] += value[i];
+// Step 3a: op totals including their descendants' (Op.parent), in place;
+// deepest first, so a child's total is complete before it is added to its parent.
+void RollUpOps(const RunIndex& index, std::vector<double>& value) {
+  for (int64_t i : index.deepest_first())
+    if (int64_t p = index.parent(i); p != kNone) value[p] += value[i];
 }
 
 // Step 3b: a range gets the items launched on its thread while it was open
@@ -260,11 +242,13 @@ Attribution Attribute(const Run& run, const AttributionOptions& options) {
     };
     for (size_t i = 0; i < run.kernels.size(); ++i) add(run.kernels[i].op, out.kernel_j[i]);
     for (size_t i = 0; i < run.transfers.size(); ++i) add(run.transfers[i].op, out.transfer_j[i]);
-    RollUpOps(run, out.op_j);
   }
-  for (const Kernel& k : run.kernels)
-    if (k.op >= 0 && k.op < static_cast<int64_t>(run.ops.size())) out.op_gpu_ns[k.op] += double(k.end_ns - k.start_ns);
-  RollUpOps(run, out.op_gpu_ns);
+  const RunIndex index(run);
+  if (out.measured) RollUpOps(index, out.op_j);
+  for (size_t k = 0; k < run.kernels.size(); ++k)
+    if (int64_t op = index.op_of_kernel(k); op != kNone)
+      out.op_gpu_ns[op] += double(run.kernels[k].end_ns - run.kernels[k].start_ns);
+  RollUpOps(index, out.op_gpu_ns);
   if (out.measured) RollUpRanges(run, out.kernel_j, out.transfer_j, out.range_j);
   return out;
 }

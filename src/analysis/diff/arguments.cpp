@@ -26,13 +26,13 @@ bool StartsArgument(const std::string& s, size_t pos) {
 // The copies (and memsets) issued by the region's ops, nested ones included,
 // in the order the run recorded them.
 std::vector<const Transfer*> CopiesOf(const RegionSide& s) {
-  std::vector<char> in(s.run->ops.size(), 0);
-  for (auto top : *s.ops)
-    if (top >= 0 && top < static_cast<int64_t>(in.size()))
-      for (auto op : s.cost->Subtree(top)) in[op] = 1;
+  const RunIndex& index = s.cost->index();
+  std::vector<int64_t> rows;
+  for (auto op : index.Subtrees(*s.ops))
+    for (auto t : index.transfers(op)) rows.push_back(t);
+  std::sort(rows.begin(), rows.end());
   std::vector<const Transfer*> out;
-  for (const auto& t : s.run->transfers)
-    if (t.op >= 0 && t.op < static_cast<int64_t>(in.size()) && in[t.op]) out.push_back(&t);
+  for (auto t : rows) out.push_back(&s.run->transfers[t]);
   return out;
 }
 

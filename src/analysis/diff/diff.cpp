@@ -387,11 +387,12 @@ void AddHostCpuFinding(const DiffInput& in_a, const DiffInput& in_b, const CostM
 
 // Which recorded ops a matched region holds, nested ones included.
 std::vector<char> InRegions(const CostModel& cost, size_t ops, const MatchResult& match, bool side_a) {
-  std::vector<char> out(ops, 0);
+  std::vector<int64_t> tops;
   for (const auto& r : match.regions)
-    for (auto op : side_a ? r.ops_a : r.ops_b)
-      if (op >= 0 && op < static_cast<int64_t>(ops))
-        for (auto o : cost.Subtree(op)) out[o] = 1;
+    for (auto op : side_a ? r.ops_a : r.ops_b) tops.push_back(op);
+  std::vector<char> out(ops, 0);
+  for (auto o : cost.index().Subtrees(tops))
+    if (o < static_cast<int64_t>(ops)) out[o] = 1;
   return out;
 }
 
@@ -400,7 +401,7 @@ std::vector<char> InRegions(const CostModel& cost, size_t ops, const MatchResult
 void AccountIterations(const MatchResult& match, const CostModel& ca, const CostModel& cb, DiffReport& report) {
   for (auto [side, cost, summary, share] : {std::tuple{'a', &ca, &report.a, &report.matched_share_a},
                                             std::tuple{'b', &cb, &report.b, &report.matched_share_b}}) {
-    const size_t ops = cost->children_count();
+    const size_t ops = cost->index().ops();
     summary->account = AccountIteration(*cost, InRegions(*cost, ops, match, side == 'a'), report.energy_measured);
     const IterationAccount& acc = summary->account;
     if (!acc.available || acc.total <= 0) continue;

@@ -29,11 +29,11 @@ struct Pick {
 
 // By recorded op (nested ones included): the index of the matched region that holds it.
 std::vector<int64_t> RegionOfOps(const CostModel& cost, const MatchResult& match, bool side_a) {
-  std::vector<int64_t> out(cost.children_count(), -1);
+  std::vector<int64_t> out(cost.index().ops(), -1);
   for (size_t r = 0; r < match.regions.size(); ++r)
     for (auto op : side_a ? match.regions[r].ops_a : match.regions[r].ops_b)
       if (op >= 0 && op < static_cast<int64_t>(out.size()))
-        for (auto o : cost.Subtree(op)) out[o] = static_cast<int64_t>(r);
+        for (auto o : cost.index().Subtree(op)) out[o] = static_cast<int64_t>(r);
   return out;
 }
 

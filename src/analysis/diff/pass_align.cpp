@@ -11,21 +11,6 @@
 
 namespace magneton::analysis {
 
-std::string OpSignature(const Run& run, const Op& op) {
-  std::string s = op.name + "(";
-  for (size_t i = 0; i < op.inputs.size(); ++i) {
-    auto t = op.inputs[i];
-    if (i) s += ",";
-    if (t < 0 || t >= static_cast<int64_t>(run.tensors.size())) {
-      s += "?";
-      continue;
-    }
-    const auto& tensor = run.tensors[t];
-    s += fmt::format("{}[{}]", tensor.dtype, fmt::join(tensor.shape, "x"));
-  }
-  return s + ")";
-}
-
 std::vector<DeviceWork> DeviceWorkInLaunchOrder(const Run& run) {
   std::vector<DeviceWork> out;
   for (const auto& k : run.kernels)

@@ -16,13 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "core/op_signature.h"  // the operator key shared by both passes
 #include "core/run.h"
 #include "core/status.h"
 
 namespace magneton::analysis {
-
-// Operator key shared by both passes: name and input dtypes and shapes.
-std::string OpSignature(const Run& run, const Op& op);
 
 // A kernel or a copy (not a host wait, not the recorder's own work), in
 // launch order: by CUPTI correlation id, which CUDA assigns per API call.

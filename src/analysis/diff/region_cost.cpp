@@ -11,10 +11,7 @@
 namespace magneton::analysis {
 
 CostModel::CostModel(const Run& run, const energy::Attribution& attribution)
-    : run_(run), attribution_(attribution), children_(run.ops.size()) {
-  for (const auto& op : run.ops)
-    if (op.parent >= 0 && op.parent < static_cast<int64_t>(run.ops.size()))
-      children_[op.parent].push_back(op.id);
+    : run_(run), attribution_(attribution), index_(run) {
   MarkLaunches();
   for (const auto& m : run.replays)
     if (ReplayUsable(m) && m.op >= 0 && m.op < static_cast<int64_t>(run.ops.size()))
@@ -27,7 +24,7 @@ CostModel::CostModel(const Run& run, const energy::Attribution& attribution)
     if (done[op]) return has_replay_below_[op];
     done[op] = 1;
     char r = replay_by_signature_.count(OpSignature(run, run.ops[op])) ? 1 : 0;
-    for (auto c : children_[op]) r |= below(c);
+    for (auto c : index_.children(op)) r |= below(c);
     return has_replay_below_[op] = r;
   };
   for (const auto& op : run.ops) below(op.id);
@@ -49,7 +46,7 @@ void CostModel::MarkLaunches() {
   const auto& kernels = source_run().kernels;
   for (size_t k = 0; k < kernels.size(); ++k) {
     int64_t op = measured_ ? (alignment_.kernel_rep[k] == 0 ? alignment_.kernel_op[k] : kNone) : kernels[k].op;
-    for (; op >= 0 && op < n && !launches_[op]; op = run_.ops[op].parent) launches_[op] = 1;
+    for (; op >= 0 && op < n && !launches_[op]; op = index_.parent(op)) launches_[op] = 1;
   }
 }
 
@@ -65,14 +62,6 @@ bool CostModel::energy_measured() const {
 }
 
 bool CostModel::has_kernels() const { return !source_run().kernels.empty(); }
-
-std::vector<int64_t> CostModel::Subtree(int64_t op) const {
-  std::vector<int64_t> out{op};
-  for (size_t i = 0; i < out.size(); ++i)
-    for (auto c : children_[out[i]]) out.push_back(c);
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 namespace {
 
@@ -131,7 +120,7 @@ void CostModel::TabulateMeasuredCosts() {
   // Inclusive: children start after their parent, so ids run parent first.
   for (int64_t c = 0; c < costed; ++c)
     for (int64_t op = n - 1; op >= 0; --op)
-      if (int64_t p = run_.ops[op].parent; p >= 0 && p < op) {
+      if (int64_t p = index_.parent(op); p >= 0 && p < op) {
         rep_j_[c * n + p] += rep_j_[c * n + op];
         rep_s_[c * n + p] += rep_s_[c * n + op];
         rep_wait_s_[c * n + p] += rep_wait_s_[c * n + op];
@@ -139,15 +128,21 @@ void CostModel::TabulateMeasuredCosts() {
 }
 
 CostModel::Launched CostModel::KernelsOf(const std::vector<int64_t>& ops) const {
-  std::unordered_set<int64_t> in;
-  for (auto op : ops)
-    if (op >= 0 && op < static_cast<int64_t>(run_.ops.size()))
-      for (auto o : Subtree(op)) in.insert(o);
+  const std::vector<int64_t> in = index_.Subtrees(ops);
   const auto& kernels = source_run().kernels;
   std::vector<std::pair<const Kernel*, int64_t>> ours;
-  for (size_t k = 0; k < kernels.size(); ++k) {
-    const int64_t op = measured_ ? alignment_.kernel_op[k] : kernels[k].op;
-    if (in.count(op) && (!measured_ || alignment_.kernel_rep[k] == 0)) ours.emplace_back(&kernels[k], op);
+  if (measured_) {
+    for (size_t k = 0; k < kernels.size(); ++k) {
+      const int64_t op = alignment_.kernel_op[k];
+      if (alignment_.kernel_rep[k] == 0 && std::binary_search(in.begin(), in.end(), op))
+        ours.emplace_back(&kernels[k], op);
+    }
+  } else {
+    std::vector<int64_t> ks;
+    for (auto op : in)
+      for (auto k : index_.kernels(op)) ks.push_back(k);
+    std::sort(ks.begin(), ks.end());  // row order, as the sort below has always been given them
+    for (auto k : ks) ours.emplace_back(&kernels[k], kernels[k].op);
   }
   std::sort(ours.begin(), ours.end(), [](const auto& x, const auto& y) { return x.first->start_ns < y.first->start_ns; });
   Launched out{&source_run(), {}, {}};
@@ -172,10 +167,8 @@ double CostModel::OwnSeconds(int64_t op) const {
   if (run_.kernels.empty()) return (run_.ops[op].end_ns - run_.ops[op].start_ns) * 1e-9;
   if (op < static_cast<int64_t>(attribution_.op_gpu_ns.size())) return attribution_.op_gpu_ns[op] * 1e-9;
   double ns = 0;
-  std::unordered_set<int64_t> sub;
-  for (auto o : Subtree(op)) sub.insert(o);
-  for (const auto& k : run_.kernels)
-    if (sub.count(k.op)) ns += static_cast<double>(k.end_ns - k.start_ns);
+  for (auto o : index_.Subtree(op))
+    for (auto k : index_.kernels(o)) ns += static_cast<double>(run_.kernels[k].end_ns - run_.kernels[k].start_ns);
   return ns * 1e-9;
 }
 
@@ -207,7 +200,7 @@ CostModel::OpCost CostModel::CostOf(int64_t op, int64_t rep) const {
   // beyond its children by the other measurements.
   OpCost c{0, 0, false};
   OpCost own = OwnCostOf(op, rep);
-  for (auto ch : children_[op]) {
+  for (auto ch : index_.children(op)) {
     auto cc = CostOf(ch, rep);
     auto co = OwnCostOf(ch, rep);
     c.joules += cc.joules;
@@ -224,8 +217,7 @@ CostModel::OpCost CostModel::CostOf(int64_t op, int64_t rep) const {
 SideCost CostModel::Cost(const std::vector<int64_t>& ops) const {
   std::unordered_set<int64_t> in_set(ops.begin(), ops.end());
   auto nested = [&](int64_t op) {
-    for (auto p = run_.ops[op].parent; p >= 0 && p < static_cast<int64_t>(run_.ops.size());
-         p = run_.ops[p].parent)
+    for (auto p = index_.parent(op); p != kNone; p = index_.parent(p))
       if (in_set.count(p)) return true;
     return false;
   };

@@ -16,6 +16,7 @@
 #include "analysis/diff/step_timeline.h"
 #include "analysis/diff/sync_sites.h"
 #include "core/run.h"
+#include "core/run_index.h"
 #include "energy/attribution.h"
 
 namespace magneton::analysis {
@@ -56,10 +57,8 @@ class CostModel {
   // device timeline (step_timeline.h); else the recording window.
   SideCost WholeRun() const;
 
-  const std::vector<int64_t>& children(int64_t op) const { return children_[op]; }
-  size_t children_count() const { return children_.size(); }  // the run's ops
-  // The op and every op nested in it, in id order.
-  std::vector<int64_t> Subtree(int64_t op) const;
+  // This (recording) run's ops, their nesting and the rows they launched.
+  const RunIndex& index() const { return index_; }
   // The kernels these ops launched (nested ops included), by start time, and
   // the run they belong to: the measured pass's first repetition when there
   // is one (the recording pass also ran the fingerprinting). `ops`: for each
@@ -96,7 +95,7 @@ class CostModel {
 
   const Run& run_;
   const energy::Attribution& attribution_;
-  std::vector<std::vector<int64_t>> children_;
+  RunIndex index_;
   std::unordered_map<std::string, const ReplayMeasurement*> replay_by_signature_;
   std::vector<char> has_replay_below_;  // by op: it or a descendant has a replay
   std::vector<char> launches_;          // by op: it or a descendant launched a kernel (as KernelsOf counts)

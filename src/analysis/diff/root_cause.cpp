@@ -21,13 +21,7 @@ constexpr size_t kMaxCandidateKeys = 8;
 
 // Every op of the region: the top-level ops and everything nested in them.
 std::vector<int64_t> AllOps(const RegionSide& s) {
-  std::vector<int64_t> out;
-  for (auto op : *s.ops)
-    if (op >= 0 && op < static_cast<int64_t>(s.run->ops.size()))
-      for (auto o : s.cost->Subtree(op)) out.push_back(o);
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
+  return s.cost->index().Subtrees(*s.ops);
 }
 
 // Sorted by time spent, then name, so the heaviest differences come first.
@@ -348,7 +342,7 @@ std::vector<int64_t> ComputeOps(const RegionSide& s) {
     const std::string& name = s.run->ops[id].name;
     if (IsMetadataOp(name)) continue;
     if (IsWrapperOp(name)) {
-      auto sub = s.cost->Subtree(id);
+      auto sub = s.cost->index().Subtree(id);
       bool delegates = std::any_of(sub.begin(), sub.end(),
                                    [&](int64_t o) { return o != id && !IsMetadataOp(s.run->ops[o].name); });
       if (delegates) continue;  // its children are counted instead

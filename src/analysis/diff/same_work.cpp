@@ -44,7 +44,7 @@ std::vector<Item> DeviceItems(const RegionSide& s) {
   std::unordered_set<int64_t> ops;
   for (auto op : *s.ops)
     if (op >= 0 && op < static_cast<int64_t>(s.run->ops.size()))
-      for (auto o : s.cost->Subtree(op)) ops.insert(o);
+      for (auto o : s.cost->index().Subtree(op)) ops.insert(o);
   const Run& run = s.cost->source_run();
   const PassAlignment* al = s.cost->alignment();
   auto mine = [&](bool kernel, size_t i, int64_t own_op) {

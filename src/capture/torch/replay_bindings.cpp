@@ -7,6 +7,7 @@
 
 #include "capture/torch/replay.h"
 #include "capture/torch/run_dict.h"
+#include "core/op_signature.h"
 #include "core/store.h"
 
 namespace py = pybind11;
@@ -44,6 +45,22 @@ py::dict ResultDict(const ReplayResult& r) {
   d["cuda_graph"] = r.cuda_graph;
   d["detail"] = r.detail;
   return d;
+}
+
+// OpSignature over load_run's dicts: only the op's input tensors are read.
+std::string DictOpSignature(const py::dict& run, const py::dict& op) {
+  const py::list tensors = run["tensors"];
+  const auto inputs = op["inputs"].cast<std::vector<int64_t>>();
+  std::vector<Tensor> held(inputs.size());
+  std::vector<const Tensor*> ptrs(inputs.size(), nullptr);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i] < 0 || inputs[i] >= static_cast<int64_t>(tensors.size())) continue;
+    const py::dict t = tensors[inputs[i]];
+    held[i].dtype = t["dtype"].cast<std::string>();
+    held[i].shape = t["shape"].cast<std::vector<int64_t>>();
+    ptrs[i] = &held[i];
+  }
+  return OpSignature(op["name"].cast<std::string>(), ptrs);
 }
 
 std::shared_ptr<ReplayEntry> EntryAt(const ReplayCapture& c, size_t i) {
@@ -185,6 +202,8 @@ void BindReplay(py::module& m) {
       .def("_corrupt_fingerprint", &CorruptFingerprint, "Test hook: makes entry i's recorded output fingerprints wrong.")
       .def("replay", &Replay, py::arg("options"), py::arg("runners") = RunnerFactory{},
            "Replays every captured entry; returns {results, stats, idle_watts, energy_reason}.");
+  m.def("op_signature", &DictOpSignature, py::arg("run"), py::arg("op"),
+        "The signature replays are keyed by (core/op_signature.h) of an op of load_run's dicts.");
   m.def("append_replays", &AppendReplayRows, py::arg("path"), py::arg("rows"),
         "Adds replay measurements to a finished run file.");
 }

@@ -11,6 +11,7 @@
 #include "capture/torch/aten_values.h"
 #include "capture/torch/replay.h"
 #include "capture/torch/replay_call.h"
+#include "core/op_signature.h"
 #include "energy/clock.h"
 
 namespace magneton::capture {
@@ -86,7 +87,7 @@ struct CaptureContext : at::ObserverContext {
   int64_t start_ns = 0;
 };
 
-// A call's signature (as the diff's OpSignature), key and device.
+// A call's signature (core/op_signature.h), key and device.
 struct CallKey {
   std::string signature, key;
   c10::Device device = c10::Device(c10::kCPU);
@@ -103,7 +104,7 @@ CallKey KeyOf(const std::string& name, c10::ArrayRef<const c10::IValue> inputs) 
     ForEachTensor(input, [&](const at::Tensor& t) {
       tensors = true;
       if (!Keyable(t)) return;
-      k.signature += (first ? "" : ",") + DtypeName(t.scalar_type()) + "[" + Join(t.sizes(), "x") + "]";
+      k.signature += (first ? "" : ",") + SignatureInput(DtypeName(t.scalar_type()), {t.sizes().data(), t.sizes().size()});
       strides += (first ? "[" : ",[") + Join(t.strides(), ",") + "]";
       first = false;
       if (!have_device) k.device = t.device(), have_device = true;
