@@ -1,6 +1,7 @@
 #include "analysis/diff/accounting.h"
 
 #include <cmath>
+#include <cmath>
 #include <unordered_set>
 
 namespace magneton::analysis {
@@ -84,6 +85,8 @@ IterationAccount AccountIteration(const CostModel& cost, const std::vector<char>
   // What the device did in the iteration that no recorded operator accounts
   // for (unaligned kernels, work straddling the windows' edges).
   out.unattributed = out.total - region - unmatched - out.idle;
+  // The parts' rounding is not a share of its own (it printed as "-0.00 ns (-0.0%)").
+  if (std::fabs(out.unattributed) < 1e-12 * std::fabs(out.total)) out.unattributed = 0;
   return out;
 }
 
