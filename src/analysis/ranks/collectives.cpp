@@ -124,14 +124,10 @@ std::vector<CollectiveCall> FindCollectives(const Run& run) {
   return out;
 }
 
-Result<DistAnalysis> AnalyzeRanks(const std::vector<RankInput>& inputs) {
-  if (inputs.empty()) return MakeError(ErrorCode::kInvalidArgument, "no rank runs given");
-  std::vector<RankIdentity> ids;
-  for (const auto& in : inputs) {
-    auto id = ReadRankIdentity(*in.run, in.path);
-    if (!id.ok()) return id.error();
-    ids.push_back(*id);
-  }
+namespace {
+
+// Each rank's input, by rank: the files must be one job's, every rank once.
+Result<std::vector<int>> RankSlots(const std::vector<RankInput>& inputs, const std::vector<RankIdentity>& ids) {
   const RankIdentity& first = ids[0];
   const std::string& first_path = inputs[0].path;
   std::vector<int> slot(first.world_size, -1);
@@ -161,6 +157,101 @@ Result<DistAnalysis> AnalyzeRanks(const std::vector<RankInput>& inputs) {
                                  missing.size() > 1 ? "s" : "", list, first.world_size));
   }
 
+  return slot;
+}
+
+// How many collective calls line up, the k-th of each rank the same collective;
+// notes say where and why the alignment stops.
+size_t AlignCalls(const std::vector<std::vector<CollectiveCall>>& calls, std::vector<std::string>& notes) {
+  const int n = static_cast<int>(calls.size());
+  size_t aligned = calls[0].size();
+  for (int r = 1; r < n; ++r) aligned = std::min(aligned, calls[r].size());
+  size_t longest = 0;
+  for (int r = 0; r < n; ++r) longest = std::max(longest, calls[r].size());
+  for (size_t k = 0; k < aligned; ++k) {
+    for (int r = 1; r < n; ++r) {
+      if (calls[r][k].name == calls[0][k].name) continue;
+      notes.push_back(fmt::format("collective {} is {} on rank 0 but {} on rank {}: aligned the first {} only", k,
+                                  calls[0][k].name, calls[r][k].name, r, k));
+      aligned = k;
+      break;
+    }
+  }
+  if (aligned < longest && (notes.empty() || notes.back().find("aligned the first") == std::string::npos))
+    notes.push_back(fmt::format("ranks ran different numbers of collectives ({} at most): aligned the first {}",
+                                longest, aligned));
+  if (longest == 0) notes.push_back("no collective operators in the runs (c10d::*, nccl:*, gloo:*)");
+  return aligned;
+}
+
+// Each aligned call's wait on each rank, and each rank's total wait (time and
+// energy) inside [window_lo, window_hi].
+void AddWaits(const std::vector<std::vector<CollectiveCall>>& calls, const std::vector<energy::EnergyCurve>& curves,
+              size_t aligned, int64_t window_lo, int64_t window_hi, DistAnalysis& out) {
+  const int n = static_cast<int>(calls.size());
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> intervals(n);
+  for (size_t k = 0; k < aligned; ++k) {
+    CallWait cw;
+    cw.name = calls[0][k].name;
+    cw.op.resize(n);
+    cw.start_ns.resize(n);
+    cw.wait_ns.resize(n);
+    int64_t last_arrival = std::numeric_limits<int64_t>::min();
+    int64_t shortest = std::numeric_limits<int64_t>::max();
+    for (int r = 0; r < n; ++r) {
+      last_arrival = std::max(last_arrival, calls[r][k].start_ns);
+      shortest = std::min(shortest, calls[r][k].end_ns - calls[r][k].start_ns);
+    }
+    for (int r = 0; r < n; ++r) {
+      const CollectiveCall& c = calls[r][k];
+      int64_t from = c.start_ns, to = c.start_ns;
+      if (out.method == "arrival") {
+        from = std::max(c.start_ns, window_lo);
+        to = std::min(last_arrival, window_hi);  // from its arrival until the last rank arrived
+      } else {
+        from = c.start_ns;
+        to = c.start_ns + std::max<int64_t>(0, (c.end_ns - c.start_ns) - shortest);
+      }
+      int64_t wait = std::max<int64_t>(0, to - from);
+      cw.op[r] = c.op;
+      cw.start_ns[r] = c.start_ns;
+      cw.wait_ns[r] = wait;
+      if (wait > 0) {
+        ++out.ranks[r].waited_calls;
+        intervals[r].push_back({from, from + wait});
+      }
+    }
+    out.calls.push_back(std::move(cw));
+  }
+  // Calls in flight together (DDP's buckets, launched back to back) wait over
+  // the same time: a rank's wait is the union of its intervals.
+  for (int r = 0; r < n; ++r) {
+    auto& iv = intervals[r];
+    std::sort(iv.begin(), iv.end());
+    RankSummary& s = out.ranks[r];
+    for (size_t i = 0; i < iv.size();) {
+      int64_t lo = iv[i].first, hi = iv[i].second;
+      for (++i; i < iv.size() && iv[i].first <= hi; ++i) hi = std::max(hi, iv[i].second);
+      s.wait_ns += hi - lo;
+      if (s.device != kNone) s.wait_joules += curves[r].Between(lo, hi);
+    }
+  }
+}
+
+}  // namespace
+
+Result<DistAnalysis> AnalyzeRanks(const std::vector<RankInput>& inputs) {
+  if (inputs.empty()) return MakeError(ErrorCode::kInvalidArgument, "no rank runs given");
+  std::vector<RankIdentity> ids;
+  for (const auto& in : inputs) {
+    auto id = ReadRankIdentity(*in.run, in.path);
+    if (!id.ok()) return id.error();
+    ids.push_back(*id);
+  }
+  auto slots = RankSlots(inputs, ids);
+  if (!slots.ok()) return slots.error();
+  const std::vector<int>& slot = *slots;
+  const RankIdentity& first = ids[0];
   DistAnalysis out;
   out.world_size = first.world_size;
   out.job = first.job;
@@ -234,72 +325,9 @@ Result<DistAnalysis> AnalyzeRanks(const std::vector<RankInput>& inputs) {
     window_hi = std::min(window_hi, hi);
   }
 
-  size_t aligned = calls[0].size();
-  for (int r = 1; r < n; ++r) aligned = std::min(aligned, calls[r].size());
-  size_t longest = 0;
-  for (int r = 0; r < n; ++r) longest = std::max(longest, calls[r].size());
-  for (size_t k = 0; k < aligned; ++k) {
-    for (int r = 1; r < n; ++r) {
-      if (calls[r][k].name == calls[0][k].name) continue;
-      out.notes.push_back(fmt::format("collective {} is {} on rank 0 but {} on rank {}: aligned the first {} only", k,
-                                      calls[0][k].name, calls[r][k].name, r, k));
-      aligned = k;
-      break;
-    }
-  }
-  if (aligned < longest && (out.notes.empty() || out.notes.back().find("aligned the first") == std::string::npos))
-    out.notes.push_back(fmt::format("ranks ran different numbers of collectives ({} at most): aligned the first {}",
-                                    longest, aligned));
-  if (longest == 0) out.notes.push_back("no collective operators in the runs (c10d::*, nccl:*, gloo:*)");
+  const size_t aligned = AlignCalls(calls, out.notes);
   out.aligned_calls = static_cast<int64_t>(aligned);
-
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> intervals(n);
-  for (size_t k = 0; k < aligned; ++k) {
-    CallWait cw;
-    cw.name = calls[0][k].name;
-    cw.op.resize(n);
-    cw.start_ns.resize(n);
-    cw.wait_ns.resize(n);
-    int64_t last_arrival = std::numeric_limits<int64_t>::min();
-    int64_t shortest = std::numeric_limits<int64_t>::max();
-    for (int r = 0; r < n; ++r) {
-      last_arrival = std::max(last_arrival, calls[r][k].start_ns);
-      shortest = std::min(shortest, calls[r][k].end_ns - calls[r][k].start_ns);
-    }
-    for (int r = 0; r < n; ++r) {
-      const CollectiveCall& c = calls[r][k];
-      int64_t from = c.start_ns, to = c.start_ns;
-      if (out.method == "arrival") {
-        from = std::max(c.start_ns, window_lo);
-        to = std::min(last_arrival, window_hi);  // from its arrival until the last rank arrived
-      } else {
-        from = c.start_ns;
-        to = c.start_ns + std::max<int64_t>(0, (c.end_ns - c.start_ns) - shortest);
-      }
-      int64_t wait = std::max<int64_t>(0, to - from);
-      cw.op[r] = c.op;
-      cw.start_ns[r] = c.start_ns;
-      cw.wait_ns[r] = wait;
-      if (wait > 0) {
-        ++out.ranks[r].waited_calls;
-        intervals[r].push_back({from, from + wait});
-      }
-    }
-    out.calls.push_back(std::move(cw));
-  }
-  // Calls in flight together (DDP's buckets, launched back to back) wait over
-  // the same time: a rank's wait is the union of its intervals.
-  for (int r = 0; r < n; ++r) {
-    auto& iv = intervals[r];
-    std::sort(iv.begin(), iv.end());
-    RankSummary& s = out.ranks[r];
-    for (size_t i = 0; i < iv.size();) {
-      int64_t lo = iv[i].first, hi = iv[i].second;
-      for (++i; i < iv.size() && iv[i].first <= hi; ++i) hi = std::max(hi, iv[i].second);
-      s.wait_ns += hi - lo;
-      if (s.device != kNone) s.wait_joules += curves[r].Between(lo, hi);
-    }
-  }
+  AddWaits(calls, curves, aligned, window_lo, window_hi, out);
   return out;
 }
 
