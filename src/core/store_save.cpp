@@ -1,6 +1,8 @@
 // Whole-file operations on the run store: SaveRun writes an in-memory Run
 // through RunWriter; AppendReplays adds the replay pass's measurements to a
 // finished run file.
+#include <fmt/core.h>
+
 #include "core/sqlite_util.h"
 #include "core/store.h"
 #include "core/store_open.h"
@@ -44,9 +46,11 @@ Status AppendReplays(const std::string& path, const std::vector<ReplayMeasuremen
   count = sqlite::Stmt{};
   const auto kind = store::kRowKindOf<ReplayMeasurement>;
   if ((rc = insert.Prepare(db, store::Statements()[static_cast<size_t>(kind)].sql)) != SQLITE_OK) return sql(rc);
-  // Replays hold no interned names (this file's strings are not loaded here).
-  auto no_names = [](auto name) -> int64_t {
-    static_assert(sizeof(name) == 0, "AppendReplays cannot intern a name");
+  // Replays hold no interned names (this file's strings are not loaded here):
+  // a replays column that needs one fails instead of writing a wrong id.
+  bool named = false;
+  auto no_names = [&named](auto) -> int64_t {
+    named = true;
     return kNone;
   };
   store::Batch batch;
@@ -55,6 +59,8 @@ Status AppendReplays(const std::string& path, const std::vector<ReplayMeasuremen
     batch.Clear();
     store::Row& row = batch.Push(kind);
     store::EncodeRow(tables::kReplays, m, batch, no_names, row.v);
+    if (named)
+      return MakeError(ErrorCode::kInternal, fmt::format("{}: a replays column needs a string id", path));
     store::BindRow(insert, 1, row, batch);
     if ((rc = insert.Run()) != SQLITE_DONE) return sql(rc);  // closing the Db rolls back
   }
