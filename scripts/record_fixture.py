@@ -7,6 +7,9 @@ gpt2_2l_measured.mgt  the same forward, measured pass (no fingerprints)
 cnn_train_values.mgt  conv/bn/relu/pool/linear: one SGD training step, forward + backward, fingerprints on
 eig_general.mgt,      a covariance check the host branches on (transformers#34570, cases/hf-34570):
 eig_symmetric.mgt     eigvals (complex, sorted) vs eigvalsh, then rows sampled if it passed
+train_gelu_composite.mgt,  one AdamW training step of a 2-layer MLP with LayerNorm, its GELU
+train_gelu_fused.mgt       written out (tanh formula) vs F.gelu(approximate="tanh"): a step with
+                           an output per parameter update, saved activations and optimizer state
 
 Small on purpose: analysis tests load them on any machine, without torch."""
 
@@ -56,6 +59,39 @@ def eig_check(path, symmetric):
             mean + noise @ torch.linalg.cholesky(1e-9 * cov).T
 
 
+def train_step(path, fused):
+    """One AdamW step after a warm-up step (the optimizer's state exists, as in a training loop)."""
+    torch.manual_seed(0)
+    nn = torch.nn
+
+    class Mlp(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm, self.up, self.down = nn.LayerNorm(16), nn.Linear(16, 32), nn.Linear(32, 4)
+
+        def forward(self, x):
+            h = self.up(self.norm(x))
+            if fused:
+                h = torch.nn.functional.gelu(h, approximate="tanh")
+            else:
+                h = 0.5 * h * (1 + torch.tanh(0.7978845608 * (h + 0.044715 * h * h * h)))
+            return self.down(h)
+
+    net = Mlp()
+    opt = torch.optim.AdamW(net.parameters(), lr=1e-3)
+    x, y = torch.randn(8, 16), torch.randint(0, 4, (8,))
+
+    def step():
+        torch.nn.functional.cross_entropy(net(x), y).backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    step()
+    with magneton.record(path, fingerprints=True, overwrite=True,
+                         command=f"scripts/record_fixture.py train fused={fused}"):
+        step()
+
+
 def compact(path):
     """Small pages and no free space: the committed files stay small."""
     db = sqlite3.connect(path)
@@ -67,7 +103,7 @@ def compact(path):
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "tests", "data", "torch")
-    wanted = set(sys.argv[2:]) or {"gpt2", "cnn", "eig"}
+    wanted = set(sys.argv[2:]) or {"gpt2", "cnn", "eig", "train"}
     os.makedirs(out, exist_ok=True)
     torch.set_num_threads(1)
     written = []
@@ -87,6 +123,10 @@ def main():
     if "eig" in wanted:
         for name, symmetric in (("eig_general.mgt", False), ("eig_symmetric.mgt", True)):
             eig_check(os.path.join(out, name), symmetric)
+            written.append(name)
+    if "train" in wanted:
+        for name, fused in (("train_gelu_composite.mgt", False), ("train_gelu_fused.mgt", True)):
+            train_step(os.path.join(out, name), fused)
             written.append(name)
     for name in written:
         compact(os.path.join(out, name))

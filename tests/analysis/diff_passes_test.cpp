@@ -4,6 +4,7 @@
 
 #include "analysis/diff/diff.h"
 #include "analysis/diff/pass_align.h"
+#include "core/store.h"
 #include "diff_fixture.h"
 #include "energy/attribution.h"
 
@@ -208,6 +209,35 @@ TEST(DiffPasses, TimelinePassesCostRegionsAndAccountForTheWholeIteration) {
   // The finding's share of the run is of an iteration of the same pass: a percentage, never above 100.
   EXPECT_GT(f.saved_pct_of_run, 0);
   EXPECT_LT(f.saved_pct_of_run, 100);
+}
+
+// A CPU training step (scripts/record_fixture.py train): autograd runs each
+// backward node inside a tensor-less evaluate_function scope, and the
+// optimizer its updates inside Optimizer.step. The scopes are in no region,
+// the nodes inside them are: the account counts the nodes where they are
+// matched and only the scopes' own time (outside their children) in no region.
+TEST(DiffPasses, ScopesAroundMatchedNodesAreAccountedByTheirNodes) {
+  const std::string dir = std::string(MAGNETON_TEST_DATA) + "/torch/";
+  auto a = LoadRun(dir + "train_gelu_composite.mgt"), b = LoadRun(dir + "train_gelu_fused.mgt");
+  ASSERT_TRUE(a.ok() && b.ok());
+  const MatchResult match = MatchRuns(*a, *b);
+  ASSERT_TRUE(match.unmatched_a.empty() && match.unmatched_b.empty());
+  auto one = [](const std::string&) { return 1.0; };
+  magneton::Run ma = fixture::MeasuredPass(*a, 3, one), mb = fixture::MeasuredPass(*b, 3, one);
+  energy::Attribution ea = energy::Attribute(*a), eb = energy::Attribute(*b);
+  energy::Attribution mea = energy::Attribute(ma), meb = energy::Attribute(mb);
+  auto r = Diff(DiffInput{&*a, &ea, &ma, &mea}, DiffInput{&*b, &eb, &mb, &meb}, match, {});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  for (const auto* side : {&r->a, &r->b}) {
+    const IterationAccount& acc = side->account;
+    ASSERT_TRUE(acc.available);
+    EXPECT_FALSE(acc.on_device);
+    EXPECT_NEAR(acc.regions + acc.unmatched + acc.idle + acc.unattributed, acc.total, 1e-9);
+    // Every node is matched; the scopes' own time is a small part of the step (63% in
+    // regions when whole scopes counted as in no region).
+    EXPECT_GT(acc.regions, 0.9 * acc.busy_seconds);
+    EXPECT_LT(acc.unmatched, 0.1 * acc.busy_seconds);
+  }
 }
 
 }  // namespace

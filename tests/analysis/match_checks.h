@@ -1,11 +1,14 @@
 // Structural invariants every MatchResult must satisfy, whatever the runs:
-// regions disjoint and in execution order on both sides, every top-level op
-// in exactly one region or unmatched, boundary and cut tensors equivalent.
+// regions disjoint and in execution order on both sides, every graph node
+// (the outermost op with tensors: a top-level op, or an op under a tensor-less
+// scope such as autograd's evaluate_function) in exactly one region or
+// unmatched and no other op listed, boundary and cut tensors equivalent.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include "analysis/fingerprint/fingerprint_compare.h"
+#include "analysis/match/dataflow_graph.h"
 #include "analysis/match/region_match.h"
 #include "core/run.h"
 
@@ -36,9 +39,12 @@ inline void CheckWellFormed(const MatchResult& m, const Run& a, const Run& b, do
   }
   for (auto op : m.unmatched_a) EXPECT_EQ(seen_a[op]++, 0);
   for (auto op : m.unmatched_b) EXPECT_EQ(seen_b[op]++, 0);
-  // Every top-level op lands in exactly one region or in the unmatched list.
-  for (const Op& op : a.ops) EXPECT_EQ(seen_a[op.id], op.parent == kNone ? 1 : 0) << "op " << op.id << " " << op.name;
-  for (const Op& op : b.ops) EXPECT_EQ(seen_b[op.id], op.parent == kNone ? 1 : 0) << "op " << op.id << " " << op.name;
+  // Every node lands in exactly one region or in the unmatched list.
+  for (const auto& [run, seen] : {std::pair{&a, &seen_a}, std::pair{&b, &seen_b}}) {
+    std::vector<int> node(run->ops.size(), 0);
+    for (int64_t op : analysis::BuildDataflowGraph(*run).node_op) node[op] = 1;
+    for (const Op& op : run->ops) EXPECT_EQ((*seen)[op.id], node[op.id]) << "op " << op.id << " " << op.name;
+  }
   for (auto [ta, tb] : m.tensor_pairs) EXPECT_LE(FingerprintDifference(a.tensors[ta], b.tensors[tb]), tolerance);
 }
 

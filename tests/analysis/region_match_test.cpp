@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "analysis/fingerprint/fingerprint_compare.h"
@@ -191,6 +192,45 @@ TEST(RegionMatch, ACheckTheHostBranchesOnIsNotTheOutput) {
     solvers_paired |= has(*a, r.ops_a, "aten::linalg_eigvals") && has(*b, r.ops_b, "aten::linalg_eigvalsh");
   EXPECT_TRUE(solvers_paired);
   EXPECT_GT(m.regions.size(), 5u);
+}
+
+// Recorded on the CPU (scripts/record_fixture.py train): one AdamW step of an
+// MLP whose GELU is written out on one side and fused on the other. A training
+// step has an output per parameter update, which no post-dominator path joins
+// before the virtual sink, and saved activations that skip from the forward to
+// the backward. Every update must still be matched, each on its own, and the
+// forward before the GELU must not be folded into the backward.
+TEST(RegionMatch, ATrainingStepMatchesEveryParameterUpdate) {
+  const std::string dir = std::string(MAGNETON_TEST_DATA) + "/torch/";
+  auto a = LoadRun(dir + "train_gelu_composite.mgt"), b = LoadRun(dir + "train_gelu_fused.mgt");
+  ASSERT_TRUE(a.ok() && b.ok());
+  MatchResult m = MatchRuns(*a, *b);
+  testing::CheckWellFormed(m, *a, *b, MatchOptions{}.tolerance);
+  EXPECT_TRUE(m.unmatched_a.empty());
+  EXPECT_TRUE(m.unmatched_b.empty());
+  auto count = [](const magneton::Run& run, const std::vector<int64_t>& ops, const std::string& name) {
+    return std::count_if(ops.begin(), ops.end(), [&](int64_t op) { return run.ops[op].name == name; });
+  };
+  auto backward = [](const magneton::Run& run, const std::vector<int64_t>& ops) {
+    return std::count_if(ops.begin(), ops.end(),
+                         [&](int64_t op) { return run.ops[op].name.find("Backward0") != std::string::npos; });
+  };
+  int updates = 0, first_linear = -1, gelu = -1;
+  for (const auto& r : m.regions) {
+    const auto ua = count(*a, r.ops_a, "aten::addcdiv_"), ub = count(*b, r.ops_b, "aten::addcdiv_");
+    EXPECT_EQ(ua, ub);
+    EXPECT_LE(ua, 1) << "two parameter updates in one region";
+    updates += static_cast<int>(ua);
+    if (first_linear < 0 && count(*a, r.ops_a, "aten::linear")) first_linear = static_cast<int>(r.id);
+    if (count(*a, r.ops_a, "aten::tanh")) gelu = static_cast<int>(r.id);
+  }
+  EXPECT_EQ(updates, 6);  // weights and biases of the LayerNorm and both Linears
+  ASSERT_GE(first_linear, 0);
+  const RegionMatch& lin = m.regions[first_linear];
+  EXPECT_EQ(backward(*a, lin.ops_a), 0);
+  EXPECT_EQ(count(*b, lin.ops_b, "aten::linear"), 1);
+  ASSERT_GE(gelu, 0);
+  EXPECT_EQ(count(*b, m.regions[gelu].ops_b, "aten::gelu"), 1);
 }
 
 TEST(RegionMatch, RunsWithoutFingerprintsMatchNothingAndDoNotFail) {

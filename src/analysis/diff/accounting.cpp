@@ -1,6 +1,6 @@
 #include "analysis/diff/accounting.h"
 
-#include <cmath>
+#include <algorithm>
 #include <cmath>
 #include <unordered_set>
 
@@ -43,15 +43,39 @@ IterationAccount AccountIteration(const CostModel& cost, const std::vector<char>
             &tl.transfer_wait[t]);
   } else {
     // A CPU run: top-level measured ops, each standing for its recorded op.
-    for (int64_t op = 0; op < static_cast<int64_t>(al->measured_ops.size()); ++op) {
-      if (op >= static_cast<int64_t>(in_region.size())) break;
-      for (size_t r = 0; r < al->measured_ops[op].size(); ++r) {
-        int64_t m = al->measured_ops[op][r];
-        if (m == kNone || run.ops[m].parent != kNone) continue;
-        double v = energy ? (m < static_cast<int64_t>(e.op_j.size()) ? e.op_j[m] : kUnmeasured)
-                          : (run.ops[m].end_ns - run.ops[m].start_ns) * 1e-9;
-        add(static_cast<int32_t>(r), op, v, nullptr);
+    // A scope in no region that holds ops in regions (autograd's
+    // evaluate_function around a backward node, a user's record_function)
+    // is split: its children count on their own, its time outside them is
+    // in no region.
+    const RunIndex& index = cost.index();
+    const int64_t n_ops = std::min<int64_t>(static_cast<int64_t>(al->measured_ops.size()),
+                                            static_cast<int64_t>(in_region.size()));
+    std::vector<char> holds_region(in_region.begin(), in_region.begin() + n_ops);
+    for (int64_t op : index.deepest_first())
+      if (op < n_ops && holds_region[op] && index.parent(op) >= 0 && index.parent(op) < n_ops)
+        holds_region[index.parent(op)] = 1;
+    auto seconds = [&](int64_t op, size_t r) {
+      const int64_t m = r < al->measured_ops[op].size() ? al->measured_ops[op][r] : kNone;
+      if (m == kNone) return 0.0;
+      if (!energy) return (run.ops[m].end_ns - run.ops[m].start_ns) * 1e-9;
+      return m < static_cast<int64_t>(e.op_j.size()) ? e.op_j[m] : kUnmeasured;
+    };
+    auto count = [&](auto&& self, int64_t op, size_t r) -> void {
+      double v = seconds(op, r);
+      if (!in_region[op] && holds_region[op]) {
+        for (int64_t c : index.children(op)) {
+          if (c >= n_ops) continue;
+          v -= seconds(c, r);
+          self(self, c, r);
+        }
+        v = std::max(v, 0.0);
       }
+      add(static_cast<int32_t>(r), op, v, nullptr);
+    };
+    for (int64_t op = 0; op < n_ops; ++op) {
+      if (index.parent(op) != kNone) continue;
+      for (size_t r = 0; r < al->measured_ops[op].size(); ++r)
+        if (al->measured_ops[op][r] != kNone) count(count, op, r);
     }
   }
   const double n = std::max<double>(1, static_cast<double>(out.periods));

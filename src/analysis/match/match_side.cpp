@@ -37,6 +37,25 @@ int MatchSide::CommonFrames(int32_t x, int32_t y) const {
 
 namespace {
 
+// A dead end that writes in place into a tensor it reads (an optimizer's
+// parameter update, a KV cache filled in place) has an effect that outlives
+// the step: it is an output even where its ancestry meets a component's.
+// Tensor rows are versions: an in-place write returns a row of the same
+// storage and offset with a higher version counter (a view or detach shares
+// the counter without raising it).
+bool UpdatesState(const MatchSide& s, int32_t v) {
+  const Run& run = *s.run;
+  const Op& op = run.ops[s.graph.node_op[v]];
+  const int64_t n = static_cast<int64_t>(run.tensors.size());
+  for (int64_t o : op.outputs)
+    for (int64_t i : op.inputs) {
+      if (o < 0 || o >= n || i < 0 || i >= n) continue;
+      const Tensor &out = run.tensors[o], &in = run.tensors[i];
+      if (out.storage == in.storage && out.offset == in.offset && out.version > in.version) return true;
+    }
+  return false;
+}
+
 // Picks main outputs and marks the core: dead ends in order of decreasing
 // longest-path depth; one whose ancestry meets an existing component is a
 // side output, one whose ancestry is new starts a component. Every node is
@@ -82,7 +101,7 @@ void FindComponents(MatchSide& s) {
         stack.push_back(*u);
       }
     }
-    if (meets) {
+    if (meets && !UpdatesState(s, d)) {
       for (int32_t v : seen) side[v] = 1;
     } else {
       s.main_outputs.push_back(d);

@@ -17,9 +17,10 @@ struct MatchSide {
   DataflowGraph graph;
 
   // Main outputs: per weakly independent component, the dead end (a node
-  // whose values nobody reads) at the end of the longest path. Other dead
-  // ends that share ancestry with a component (a KV cache returned but not
-  // read, a logged statistic) are side outputs.
+  // whose values nobody reads) at the end of the longest path, and every dead
+  // end that updates state in place (an optimizer's parameter update). Other
+  // dead ends that share ancestry with a component (a KV cache returned but
+  // not read, a logged statistic) are side outputs.
   std::vector<int32_t> main_outputs;
   std::vector<uint8_t> core;  // the node reaches a main output
   // The node depends on a graph input (a parameter or program input), as

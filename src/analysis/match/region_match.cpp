@@ -71,7 +71,7 @@ class Matcher {
   // carrying data, writing a value the other run also has, deepest.
   using Rank = std::tuple<bool, bool, bool, int32_t>;
   Rank EntryRank(const MatchSide& s, int32_t v, bool root) const;
-  std::vector<int32_t> TopSpine(const MatchSide& s) const;
+  static std::vector<int32_t> TopCandidates(const MatchSide& s);
   std::vector<int32_t> PieceSpine(const MatchSide& s, int32_t begin, int32_t end) const;
   static int32_t PlaceCut(const MatchSide& s, const std::vector<int32_t>& run, int32_t consumer);
   std::vector<std::pair<int32_t, int32_t>> ChooseCuts(const std::vector<int32_t>& sa, const std::vector<int32_t>& sb);
@@ -96,32 +96,17 @@ Matcher::Rank Matcher::EntryRank(const MatchSide& s, int32_t v, bool root) const
   return {root, s.flow[v] != 0, partnered, s.pdom.depth(v)};
 }
 
-// The top-level cut candidates: per component, the post-dominator path from
-// its best entry (EntryRank among its roots) to its main output; all
-// components' paths merged in execution order.
-std::vector<int32_t> Matcher::TopSpine(const MatchSide& s) const {
-  const int32_t n = s.size();
-  const DominatorTree& t = s.pdom;
-  std::vector<int32_t> component(n, -1), best;
-  std::unordered_map<int32_t, size_t> slot;  // main output -> index in best
-  for (int32_t v = n - 1; v >= 0; --v) {
-    if (!s.core[v]) continue;
-    component[v] = t.idom(v) == t.root() ? v : component[t.idom(v)];
-    if (!s.IsRootIn(v, 0)) continue;
-    auto [it, fresh] = slot.emplace(component[v], best.size());
-    if (fresh) {
-      best.push_back(v);
-      continue;
-    }
-    int32_t& b = best[it->second];
-    if (EntryRank(s, v, true) > EntryRank(s, b, true)) b = v;
-  }
-  std::vector<int32_t> spine;
-  for (int32_t r : best)
-    for (int32_t v = r; v != t.root(); v = t.idom(v)) spine.push_back(v);
-  std::sort(spine.begin(), spine.end());
-  spine.erase(std::unique(spine.begin(), spine.end()), spine.end());
-  return spine;
+// The top-level cut candidates: every core node that carries data, in
+// execution order. A program with one output (inference) has a post-dominator
+// path through it, but a training step has an output per parameter update,
+// joined only at the virtual sink: no path runs through its forward and
+// backward passes. The crossing hash alone makes a cut sound: only equivalent
+// data is live across it on both sides.
+std::vector<int32_t> Matcher::TopCandidates(const MatchSide& s) {
+  std::vector<int32_t> out;
+  for (int32_t v = 0; v < s.size(); ++v)
+    if (s.core[v] && s.flow[v]) out.push_back(v);
+  return out;
 }
 
 // The cut candidates inside a piece: the post-dominator path from the
@@ -309,7 +294,7 @@ MatchResult Matcher::Match() {
   // Depth 0: the whole runs. Before the first cut both programs start from
   // their (assumed equal) inputs; after the last cut nothing equivalent comes
   // out, so that tail stays unmatched.
-  const auto top = ChooseCuts(TopSpine(a_), TopSpine(b_));
+  const auto top = ChooseCuts(TopCandidates(a_), TopCandidates(b_));
   Split(top, 0, 0, 1);
   const int32_t tail_a = top.empty() ? 0 : top.back().first + 1;
   const int32_t tail_b = top.empty() ? 0 : top.back().second + 1;
