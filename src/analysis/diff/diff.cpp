@@ -378,8 +378,14 @@ void AddHostCpuFinding(const DiffInput& in_a, const DiffInput& in_b, const CostM
   if ((!in_a.measured && Fingerprinted(*in_a.run)) || (!in_b.measured && Fingerprinted(*in_b.run))) return;
   const Run& ra = in_a.measured ? *in_a.measured : *in_a.run;
   const Run& rb = in_b.measured ? *in_b.measured : *in_b.run;
-  auto f = HostCpuFinding(MeasureHostCpu(ra, ca.measured_repeats()), MeasureHostCpu(rb, cb.measured_repeats()), report,
-                          ComparableKeys(*in_a.run, *in_b.run, report.config), options);
+  // The repetitions' stretch: from the first one's start to the last full one's end.
+  auto use = [](const Run& run, const CostModel& cost) {
+    const auto& steps = cost.timeline().steps;
+    if (steps.size() < 2) return MeasureHostCpu(run, cost.measured_repeats());
+    return MeasureHostCpu(run, static_cast<int64_t>(steps.size()) - 1, steps.front().start_ns, steps.back().start_ns);
+  };
+  auto f = HostCpuFinding(use(ra, ca), use(rb, cb), report, ComparableKeys(*in_a.run, *in_b.run, report.config),
+                          options);
   if (!f) return;
   f->outputs_compared = !report.matched_by_range && !report.matched_by_kernels;
   findings.push_back(std::move(*f));

@@ -60,13 +60,14 @@ std::vector<std::string> Names(const std::vector<NamedCount>& calls, const std::
 
 }  // namespace
 
-HostCpuUse MeasureHostCpu(const Run& run, int64_t repeats) {
+HostCpuUse MeasureHostCpu(const Run& run, int64_t repeats, int64_t from_ns, int64_t to_ns) {
   HostCpuUse use;
   const SensorSeries* process = nullptr;
   for (const auto& s : run.series)
     if (s.sensor == "cpu.time" && !s.t_ns.empty()) process = &s;
   if (!process) return use;
   int64_t from = run.info.start_ns, to = run.info.end_ns;
+  if (to_ns > from_ns) from = from_ns, to = to_ns;
   if (to <= from) from = process->t_ns.front(), to = process->t_ns.back();
   if (to <= from) return use;
   double per = static_cast<double>(std::max<int64_t>(1, repeats));

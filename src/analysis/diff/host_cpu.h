@@ -33,8 +33,9 @@ struct HostCpuUse {
 };
 
 // `run` is the pass the costs come from; `repeats` its repetitions (0 or 1
-// without a measured pass).
-HostCpuUse MeasureHostCpu(const Run& run, int64_t repeats);
+// without a measured pass), run from `from_ns` to `to_ns` (the whole run when
+// to_ns <= from_ns): a script's set-up and summary are no part of its steps.
+HostCpuUse MeasureHostCpu(const Run& run, int64_t repeats, int64_t from_ns = 0, int64_t to_ns = 0);
 
 // A run-level finding when one side's process spends at least the threshold
 // more CPU time per iteration than the other, the difference is at least a
