@@ -4,10 +4,11 @@ in every pass, while a process whose first recording had fingerprints got them).
 
     python scripts/gpu/kernel_probe.py ORDER OUT_DIR
 
-ORDER is a comma list run in one process: warm (10 steps), events (10 steps
-timed with CUDA events), measured (magneton.record, no fingerprints),
+ORDER is a comma list run in one process: warm (10 steps), many (2000 steps),
+events (10 steps timed with CUDA events), measured (magneton.record, no fingerprints),
 recording (fingerprints=True), profiler (torch.profiler around 3 steps).
 Prints one line per recording: its kernels and API calls."""
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -33,6 +34,10 @@ for i, what in enumerate(order):
         for _ in range(10):
             step()
         torch.cuda.synchronize()
+    elif what == "many":
+        for _ in range(2000):
+            step()
+        torch.cuda.synchronize()
     elif what == "events":
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
@@ -50,6 +55,7 @@ for i, what in enumerate(order):
             for _ in range(3):
                 step()
             torch.cuda.synchronize()
-        s = rec.summary
-        print(f"{sys.argv[1]}: #{i} {what}: kernels {s.get('kernels')} tracer {s.get('kernel_tracer')} ops {s.get('ops')}",
-              flush=True)
+        db = sqlite3.connect(str(out / f"{i}-{what}.mgt"))
+        rows = {t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("kernels", "api_calls", "stats")}
+        db.close()
+        print(f"{sys.argv[1]}: #{i} {what}: file rows {rows}, tracer {rec.summary.get('kernel_tracer')}", flush=True)
