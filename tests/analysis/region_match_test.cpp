@@ -106,6 +106,17 @@ TEST(RegionMatch, MaskBuiltOnceAgainstEveryLayer) {
   ExpectPerfect(MatchAndScore({}, b, 3));
 }
 
+// HF's eager attention builds its causal mask from the input's padding mask
+// and reads it in every layer; a fused attention needs none. The mask is
+// data (it reads an input) live from the first layer to the last on one side
+// only: it must not keep the layers from being cut apart.
+TEST(RegionMatch, AMaskFromTheInputOnOneSideOnly) {
+  Variant a, b;
+  a.mask_from_input = true;
+  b.fused_attention = true;
+  ExpectPerfect(MatchAndScore(a, b, 3));
+}
+
 TEST(RegionMatch, UnreadCacheOutputsDoNotBreakCuts) {
   Variant b;
   b.kv_outputs = true;

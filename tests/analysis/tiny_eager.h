@@ -197,12 +197,15 @@ class Eager {
     Record("aten::layer_norm", {&x, &w, &b}, {&c});
     return c;
   }
-  // Causal mask added to scores [.., T, T]: -1e9 above the diagonal.
-  T CausalMask(int64_t t) {
+  // Causal mask added to scores [.., T, T]: -1e9 above the diagonal; built
+  // from shapes alone, or reading `from` (an input's padding mask, as HF does).
+  T CausalMask(int64_t t, const T* from = nullptr) {
     T m{{t, t}, std::vector<float>(t * t, 0.0f), -1};
     for (int64_t i = 0; i < t; ++i)
       for (int64_t j = i + 1; j < t; ++j) m.v[i * t + j] = -1e9f;
-    Record("aten::triu", {}, {&m});
+    std::vector<const T*> in;
+    if (from) in.push_back(from);
+    Record("aten::triu", in, {&m});
     return m;
   }
 

@@ -19,6 +19,7 @@ struct Variant {
   bool fused_attention = false;  // one op for softmax(q k^T / sqrt(d) + mask) v
   bool extra_layout = false;     // contiguous copies and reshapes around attention
   bool lazy_mask = false;        // causal mask built inside every attention call
+  bool mask_from_input = false;  // the up-front mask reads an input's padding mask (data, not a constant)
   bool bf16_mlp = false;         // the MLP input goes through bfloat16 and back
   bool kv_outputs = false;       // k and v copied out as a cache nobody reads
   bool rename_ops = false;       // no op name in common with the other program
@@ -77,7 +78,9 @@ class Program {
     e.PushFrame("main", 0);
     T x = e.Feed(m_.input);
     T mask;
-    if (!v_.lazy_mask && !v_.fused_attention) mask = e.CausalMask(m_.tokens);
+    T padding;
+    if (v_.mask_from_input) padding = e.Feed(T{{m_.tokens}, std::vector<float>(m_.tokens, 1.0f), -1});
+    if (!v_.lazy_mask && !v_.fused_attention) mask = e.CausalMask(m_.tokens, v_.mask_from_input ? &padding : nullptr);
     for (size_t i = 0; i < m_.layers.size(); ++i) {
       const std::string L = "L" + std::to_string(i);
       Weights w = FeedLayer(m_.layers[i]);

@@ -30,6 +30,14 @@ bool Informative(const Tensor& t) {
          std::isfinite(t.fingerprint->l2);
 }
 
+bool TwoValued(const Tensor& t) {
+  if (!t.fingerprint || t.fingerprint->quantiles.empty()) return false;
+  const Fingerprint& f = *t.fingerprint;
+  for (float q : f.quantiles)
+    if (q != static_cast<float>(f.min) && q != static_cast<float>(f.max)) return false;
+  return true;
+}
+
 namespace {
 
 // The dims that carry information (size-1 dims add trivial unfoldings), in

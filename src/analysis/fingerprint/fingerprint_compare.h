@@ -28,6 +28,10 @@ double RootMeanSquare(const Fingerprint& fp);
 // serve as evidence.
 bool Informative(const Tensor& t);
 
+// A mask: every sampled value is the tensor's min or its max (a causal
+// mask of 0 and -inf, a boolean). It says where, not what.
+bool TwoValued(const Tensor& t);
+
 // The largest relative difference over the fingerprint features:
 //  - rms, mean and stddev relative to the larger rms;
 //  - l1 relative to the larger l1;

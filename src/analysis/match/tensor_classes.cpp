@@ -227,9 +227,15 @@ std::vector<uint64_t> CrossingHashes(const MatchSide& side, const std::vector<in
   // Live intervals [writer, last core reader) of data values, as add and
   // remove events bucketed by position.
   std::vector<int32_t> add_begin(n + 1, 0), drop_begin(n + 1, 0);
+  // A mask built once and read by every layer (HF's eager causal mask) on
+  // one side only, where the other masks inside a fused kernel, would keep
+  // every cut from forming between the layers: masks say where, not what,
+  // and do not cross.
+  std::vector<uint8_t> mask(g.values.size());
+  for (size_t v = 0; v < g.values.size(); ++v) mask[v] = TwoValued(side.run->tensors[g.values[v].tensor]);
   auto live = [&](size_t v) {
     const int32_t p = g.values[v].producer;
-    return classes[v] >= 0 && side.flow[p] && side.last_core_read[v] > p;
+    return classes[v] >= 0 && side.flow[p] && side.last_core_read[v] > p && !mask[v];
   };
   for (size_t v = 0; v < g.values.size(); ++v)
     if (live(v)) {
