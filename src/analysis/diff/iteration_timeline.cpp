@@ -6,10 +6,10 @@
 #include <cmath>
 #include <map>
 #include <set>
-#include <unordered_map>
 #include <unordered_set>
 
 #include "analysis/diff/diff.h"
+#include "analysis/diff/sync_sites.h"
 
 namespace magneton::analysis {
 namespace {
@@ -178,17 +178,13 @@ IterationTimeline BuildIterationTimeline(const Run& recorded, const CostModel& c
     if (end < p.start_ns || start > p.end_ns) return;
     out.syncs.push_back({std::max(start, p.start_ns) - p.start_ns, std::min(end, p.end_ns) - p.start_ns, name});
   };
-  std::unordered_map<int64_t, const ApiCall*> api_of;
-  for (const auto& a : run.api_calls) api_of.emplace(a.correlation, &a);
-  for (const auto& t : run.transfers)
-    if (t.kind == "sync") {
-      auto it = api_of.find(t.correlation);
-      sync(t.start_ns, t.end_ns, it != api_of.end() ? it->second->name : "synchronization");
-      synced.insert(t.correlation);
-    }
+  for (const SyncCall& c : SyncCalls(run)) {
+    sync(c.sync->start_ns, c.sync->end_ns, c.name());
+    synced.insert(c.sync->correlation);
+  }
   for (const auto& a : run.api_calls)
     if (a.name.find("Synchronize") != std::string::npos && !synced.count(a.correlation))
-      sync(a.start_ns, a.end_ns, a.name);
+      sync(a.start_ns, a.end_ns, ApiName(a.name));
 
   // Power: the attribution's energy curve of the devices that ran the
   // iteration, in equal steps.

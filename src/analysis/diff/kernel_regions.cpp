@@ -368,21 +368,15 @@ KernelSide Side(const Stream& s, const std::vector<Segment>& segments, const std
   std::vector<int64_t> correlations;
   for (const auto& w : s.work)
     correlations.push_back(w.kernel ? r.kernels[w.id].correlation : r.transfers[w.id].correlation);
-  std::unordered_map<int64_t, std::string> api;
-  for (const auto& c : r.api_calls) {
-    // Where the call was made, when its stack was recorded (record --stacks).
-    const std::string site = c.stack >= 0 ? Describe(UserCallSite(r, c.stack)) : "";
-    api.try_emplace(c.correlation, site.empty() ? ApiName(c.name) : ApiName(c.name) + " at " + site);
-  }
   const double reps = std::max<double>(1, static_cast<double>(al.repeats));
-  for (const auto& t : r.transfers) {
-    if (t.kind != "sync" || t.op == kRecorderWork) continue;
-    auto next = std::upper_bound(correlations.begin(), correlations.end(), t.correlation);
+  for (const SyncCall& c : SyncCalls(r)) {
+    auto next = std::upper_bound(correlations.begin(), correlations.end(), c.sync->correlation);
     if (next == correlations.end()) continue;
     const size_t j = static_cast<size_t>(next - correlations.begin());
     if (s.steps.repetition_of[j] < 0) continue;
-    auto it = api.find(t.correlation);
-    const std::string name = it != api.end() ? it->second : "synchronization";
+    // Where the call was made, when its stack was recorded (record --stacks).
+    const std::string site = c.api && c.api->stack >= 0 ? Describe(UserCallSite(r, c.api->stack)) : "";
+    const std::string name = site.empty() ? c.name() : c.name() + " at " + site;
     out.syncs[name] += 1 / reps;
     if (int64_t at = s.steps.recorded_of[j]; at >= 0)
       out.syncs_before[segment_of[at - s.steps.step_begin]][name] += 1 / reps;

@@ -10,25 +10,6 @@
 namespace magneton::analysis {
 namespace {
 
-struct SyncCall {
-  int64_t correlation = 0, start_ns = 0;
-  std::string name;
-};
-
-// CUPTI's synchronization records, named by the API call they belong to.
-std::vector<SyncCall> SyncCalls(const Run& run) {
-  std::unordered_map<int64_t, const ApiCall*> api;
-  for (const auto& a : run.api_calls) api.emplace(a.correlation, &a);
-  std::vector<SyncCall> out;
-  for (const auto& t : run.transfers) {
-    if (t.kind != "sync" || t.op == kRecorderWork) continue;
-    auto it = api.find(t.correlation);
-    out.push_back({t.correlation, it != api.end() ? it->second->start_ns : t.start_ns,
-                   it != api.end() ? ApiName(it->second->name) : "synchronization"});
-  }
-  return out;
-}
-
 // The recorded op whose device work is the first launched after each call:
 // correlation ids are assigned per API call, in call order.
 template <class OpOf>
@@ -39,7 +20,7 @@ std::vector<int64_t> NextWorkOps(const Run& run, const std::vector<SyncCall>& ca
     correlations.push_back(w.kernel ? run.kernels[w.id].correlation : run.transfers[w.id].correlation);
   std::vector<int64_t> out;
   for (const auto& c : calls) {
-    auto next = std::upper_bound(correlations.begin(), correlations.end(), c.correlation);
+    auto next = std::upper_bound(correlations.begin(), correlations.end(), c.sync->correlation);
     out.push_back(next == correlations.end() ? kNone : op_of(work[static_cast<size_t>(next - correlations.begin())]));
   }
   return out;
@@ -80,6 +61,18 @@ std::string Label(const Run& run, const std::string& name, int64_t inside, int64
 
 }  // namespace
 
+std::vector<SyncCall> SyncCalls(const Run& run) {
+  std::unordered_map<int64_t, const ApiCall*> api;
+  for (const auto& a : run.api_calls) api.emplace(a.correlation, &a);
+  std::vector<SyncCall> out;
+  for (const auto& t : run.transfers) {
+    if (t.kind != "sync" || t.op == kRecorderWork) continue;
+    auto it = api.find(t.correlation);
+    out.push_back({&t, it != api.end() ? it->second : nullptr});
+  }
+  return out;
+}
+
 std::string ApiName(std::string name) {
   if (auto v = name.rfind("_v"); v != std::string::npos && v + 2 < name.size() &&
                                   std::all_of(name.begin() + v + 2, name.end(), ::isdigit))
@@ -115,8 +108,9 @@ SyncSites::SyncSites(const Run& recorded, const Run& measured, const PassAlignme
   std::unordered_map<int64_t, std::map<std::string, std::string>> label_before;  // op -> API name -> label
   for (size_t i = 0; i < rec_calls.size(); ++i) {
     if (rec_next[i] == kNone) continue;
-    const int64_t inside = EnclosingOp(recorded, by_start, rec_calls[i].start_ns);
-    label_before[rec_next[i]].try_emplace(rec_calls[i].name, Label(recorded, rec_calls[i].name, inside, rec_next[i]));
+    const SyncCall& c = rec_calls[i];
+    const int64_t inside = EnclosingOp(recorded, by_start, c.api ? c.api->start_ns : c.sync->start_ns);
+    label_before[rec_next[i]].try_emplace(c.name(), Label(recorded, c.name(), inside, rec_next[i]));
   }
   // The measured pass's calls, per iteration, before the recorded op of their next work.
   const auto calls = SyncCalls(measured);
@@ -129,9 +123,9 @@ SyncSites::SyncSites(const Run& recorded, const Run& measured, const PassAlignme
   });
   for (size_t i = 0; i < calls.size(); ++i) {
     if (next[i] == kNone) continue;
-    std::string label = calls[i].name;
+    std::string label = calls[i].name();
     if (auto l = label_before.find(next[i]); l != label_before.end())
-      if (auto it = l->second.find(calls[i].name); it != l->second.end()) label = it->second;
+      if (auto it = l->second.find(label); it != l->second.end()) label = it->second;
     by_op_[next[i]][label] += 1 / reps;
   }
 }

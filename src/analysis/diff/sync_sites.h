@@ -20,6 +20,16 @@ namespace magneton::analysis {
 // "cudaStreamSynchronize_v3020" -> "cudaStreamSynchronize".
 std::string ApiName(std::string name);
 
+// A synchronization CUPTI recorded (a transfer of kind "sync") and the API
+// call it belongs to, nullptr where that call was not recorded.
+struct SyncCall {
+  const Transfer* sync = nullptr;
+  const ApiCall* api = nullptr;
+  std::string name() const { return api ? ApiName(api->name) : "synchronization"; }
+};
+// The program's synchronizations in record order (the recorder's own left out).
+std::vector<SyncCall> SyncCalls(const Run& run);
+
 // Calls per iteration by name: "cudaStreamSynchronize x1, cudaMemcpy x2", or "none".
 std::string SyncPhrase(const std::map<std::string, double>& syncs);
 double Total(const std::map<std::string, double>& syncs);
