@@ -71,6 +71,9 @@ struct StatDef {
   X(kCuptiFlushPeriodUnavailable, "cupti_flush_period_unavailable", kInfo,                                             \
     "CUPTI's periodic flush could not be set; records reach the file when a buffer fills and at stop")                \
   X(kCuptiDumpFailed, "cupti_dump_failed", kInfo, "the raw activity dump could not be written")                      \
+  X(kCuptiClockKept, "cupti_clock_kept", kInfo,                                                                         \
+    "CUPTI refused the timestamp callback at a second start in the process; the one registered before stays "         \
+    "(another CUPTI client in between would have set its own clock)")                                                 \
   X(kCuptiKindUnavailable, "cupti_kind_unavailable", kInfo, "an activity kind CUPTI would not enable")               \
   X(kNvtxUnavailable, "nvtx_unavailable", kInfo, "NVTX ranges could not be recorded")                                \
   X(kStacksUnavailable, "stacks_unavailable", kInfo, "call stacks of API calls could not be recorded")              \

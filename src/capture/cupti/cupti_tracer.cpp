@@ -189,19 +189,26 @@ Status Tracer::Init() {
     options_.api_calls = ApiCalls::kAll;
     pending_stats_.push_back(MakeStat(stats::kApiLaunchesRecordedAsAll, 1));
   }
-  // Timestamps on the run's clock, set before any kind is enabled (CUPTI's
-  // rule), and the buffer callbacks: once per process. A process that records
-  // twice (a recording pass, then a measured pass) starts a second tracer
-  // after the first enabled kinds, and the registrations persist.
-  static bool registered = false;  // under g_active: one Init at a time
-  if (!registered) {
-    MAGNETON_RETURN_IF_ERROR(CuptiStatus(cuptiActivityRegisterTimestampCallback(&energy::MagnetonClockNs),
-                                         "cuptiActivityRegisterTimestampCallback"));
-    MAGNETON_RETURN_IF_ERROR(CuptiStatus(
-        cuptiActivityRegisterCallbacks(&Tracer::BufferRequested, &Tracer::BufferCompleted),
-        "cuptiActivityRegisterCallbacks"));
-    registered = true;
+  // Timestamps on the run's clock (set before any kind is enabled: CUPTI's
+  // rule) and the buffer callbacks, at every start. They are process-wide and
+  // the last client's win: torch.profiler (Kineto) registers its own, and a
+  // recording made after it in the same process got no record at all
+  // (measured_pass.py on the H200, 2026-12-05). A second start in a process
+  // finds its kinds still enabled by an earlier client; where CUPTI then
+  // refuses the timestamp callback, the one registered before stays.
+  static bool timestamps_registered = false;  // under g_active: one Init at a time
+  if (Status st = CuptiStatus(cuptiActivityRegisterTimestampCallback(&energy::MagnetonClockNs),
+                              "cuptiActivityRegisterTimestampCallback");
+      st.ok()) {
+    timestamps_registered = true;
+  } else if (!timestamps_registered) {
+    return st;
+  } else {
+    pending_stats_.push_back(MakeStat(stats::kCuptiClockKept, 1, st.message()));
   }
+  MAGNETON_RETURN_IF_ERROR(CuptiStatus(
+      cuptiActivityRegisterCallbacks(&Tracer::BufferRequested, &Tracer::BufferCompleted),
+      "cuptiActivityRegisterCallbacks"));
   if (Status st = CuptiStatus(cuptiActivityFlushPeriod(kCuptiFlushPeriodMs), "cuptiActivityFlushPeriod"); !st.ok())
     pending_stats_.push_back(MakeStat(stats::kCuptiFlushPeriodUnavailable, 1,
                                       st.message() + "; records reach the file when a buffer fills and at stop"));
