@@ -15,15 +15,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
+from pathlib import Path
 
-
-def rss_mb() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from recorder_memory import rss_mb  # noqa: E402  (the memory benchmark's reading, for the same figure)
 
 
 def main() -> None:
