@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/replay_status.h"
+
 namespace magneton {
 
 inline constexpr int64_t kNone = -1;
@@ -207,13 +209,16 @@ struct ReplayMeasurement {
   double joules_per_call = 0;   // total energy (static + dynamic)
   double idle_watts = 0;        // subtract x seconds for the above-idle part
   double cv = 0;                // coefficient of variation over repeats
-  std::string status;           // "ok", "host", "budget", "noisy", "mismatch", "unsupported", "error"
+  std::string status;           // a ReplayStatusName (core/replay_status.h)
   friend bool operator==(const ReplayMeasurement&, const ReplayMeasurement&) = default;
 };
 
-// A replay the analysis costs an op with: "ok", or "host" (the op launched no
+// A replay the analysis costs an op with: kOk, or kHost (the op launched no
 // device work: its time is measured and its energy is idle power over it).
-inline bool ReplayUsable(const ReplayMeasurement& m) { return m.status == "ok" || m.status == "host"; }
+inline bool ReplayUsable(const ReplayMeasurement& m) {
+  const auto s = ParseReplayStatus(m.status);
+  return s == ReplayStatus::kOk || s == ReplayStatus::kHost;
+}
 
 // A problem in the input, counted rather than only logged (Perfetto style).
 struct Stat {

@@ -117,6 +117,47 @@ def test_cnn_training_step_records_backward(tmp_path):
     assert run["tensors"][second_w]["version"] > run["tensors"][conv_ops[0]["inputs"][1]]["version"]
 
 
+def _accumulate_grad_children(names_and_parents):
+    """Per AccumulateGrad node, the names of the operators it ran."""
+    kids = {}
+    for name, parent in names_and_parents:
+        if parent is not None and parent[0] == "torch::autograd::AccumulateGrad":
+            kids.setdefault(parent[1], []).append(name)
+    return sorted(tuple(v) for v in kids.values())
+
+
+def test_recording_a_training_step_does_not_change_what_it_runs(tmp_path):
+    # Watching an operator's inputs holds a reference to them; were that done
+    # for autograd nodes, AccumulateGrad would copy every gradient instead of
+    # taking it. The recorder must see the operators torch.profiler sees
+    # without input recording: the program as it runs.
+    torch.manual_seed(0)
+    net = _cnn()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+    x, y = torch.randn(4, 3, 16, 16), torch.randint(0, 10, (4,))
+
+    def step():
+        torch.nn.functional.cross_entropy(net(x), y).backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    step()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=False) as prof:
+        step()
+    events = prof.events()
+    seen = _accumulate_grad_children(
+        (e.name, (e.cpu_parent.name, e.cpu_parent.id) if e.cpu_parent is not None else None) for e in events)
+    with magneton.record(tmp_path / "step.mgt", fingerprints=True, energy="none"):
+        step()
+    ops = magneton.load_run(tmp_path / "step.mgt")["ops"]
+    recorded = _accumulate_grad_children(
+        (op["name"], (ops[op["parent"]]["name"], op["parent"]) if op["parent"] >= 0 else None) for op in ops)
+    params = len(list(net.parameters()))
+    assert len(seen) == len(recorded) == params
+    assert recorded == seen
+    assert all(kids == ("aten::detach",) for kids in recorded)  # the gradient taken, not copied
+
+
 def _op(run, name, nth=0):
     return [op for op in run["ops"] if op["name"] == name][nth]
 

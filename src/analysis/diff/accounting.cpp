@@ -25,11 +25,13 @@ IterationAccount AccountIteration(const CostModel& cost, const std::vector<char>
   const energy::Attribution& e = cost.source_energy();
   double region = 0, unmatched = 0, stray = 0;
   double waiting = 0;
+  constexpr int64_t kInRegion = -2;  // time of no op in a region that counts with them
   auto add = [&](int32_t rep, int64_t op, double value, const Wait* wait) {
     if (!full.count(rep) || std::isnan(value)) return;
     const double w = !wait ? 0 : energy ? (std::isnan(wait->joules) ? 0 : wait->joules) : wait->ns * 1e-9;
     waiting += w;
-    if (op < 0 || op >= static_cast<int64_t>(in_region.size())) stray += value + w;
+    if (op == kInRegion) region += value + w;
+    else if (op < 0 || op >= static_cast<int64_t>(in_region.size())) stray += value + w;
     else (in_region[op] ? region : unmatched) += value + w;
   };
   if (tl.on_device) {
@@ -44,9 +46,10 @@ IterationAccount AccountIteration(const CostModel& cost, const std::vector<char>
   } else {
     // A CPU run: top-level measured ops, each standing for its recorded op.
     // A scope in no region that holds ops in regions (autograd's
-    // evaluate_function around a backward node, a user's record_function)
-    // is split: its children count on their own, its time outside them is
-    // in no region.
+    // evaluate_function and the backward node inside it, a user's
+    // record_function) is split: its children count on their own; its time
+    // outside them counts with them when they all lie in regions (the engine's
+    // glue around a matched backward node), else in no region.
     const RunIndex& index = cost.index();
     const int64_t n_ops = std::min<int64_t>(static_cast<int64_t>(al->measured_ops.size()),
                                             static_cast<int64_t>(in_region.size()));
@@ -60,17 +63,21 @@ IterationAccount AccountIteration(const CostModel& cost, const std::vector<char>
       if (!energy) return (run.ops[m].end_ns - run.ops[m].start_ns) * 1e-9;
       return m < static_cast<int64_t>(e.op_j.size()) ? e.op_j[m] : kUnmeasured;
     };
-    auto count = [&](auto&& self, int64_t op, size_t r) -> void {
+    // Counts op's time; true when all of it went to regions.
+    auto count = [&](auto&& self, int64_t op, size_t r) -> bool {
       double v = seconds(op, r);
+      bool all_in = in_region[op];
       if (!in_region[op] && holds_region[op]) {
+        all_in = true;
         for (int64_t c : index.children(op)) {
           if (c >= n_ops) continue;
           v -= seconds(c, r);
-          self(self, c, r);
+          all_in &= self(self, c, r);
         }
         v = std::max(v, 0.0);
       }
-      add(static_cast<int32_t>(r), op, v, nullptr);
+      add(static_cast<int32_t>(r), all_in ? kInRegion : op, v, nullptr);
+      return all_in;
     };
     for (int64_t op = 0; op < n_ops; ++op) {
       if (index.parent(op) != kNone) continue;

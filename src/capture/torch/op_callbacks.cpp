@@ -512,15 +512,11 @@ int64_t CountedOps() { return g_counted.load(std::memory_order_relaxed); }
 
 void SetOpCallbacks(RecorderState& state, bool on) {
   state.active.store(on);
-  if (on == (state.callback != 0)) return;
-  if (!on) {
-    at::removeCallback(state.callback);
-    state.callback = 0;
-    return;
-  }
-  at::RecordFunctionCallback cb(&OnOpStart, &OnOpEnd);
-  cb.needsInputs(true).needsOutputs(true).scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION});
-  state.callback = at::addGlobalCallback(cb);
+  if (on == state.observer.installed()) return;
+  if (on)
+    state.observer = AddOpObserver(&OnOpStart, &OnOpEnd);
+  else
+    RemoveOpObserver(state.observer);
 }
 
 }  // namespace magneton::capture

@@ -19,6 +19,7 @@
 #include "capture/torch/aten_values.h"
 #include "capture/torch/energy_capture.h"
 #include "capture/torch/kernel_link.h"
+#include "capture/torch/op_observer.h"
 #include "capture/torch/recorder.h"
 
 namespace magneton::capture {
@@ -89,7 +90,7 @@ class RecorderState {
   bool flush_now = false;              // flush without waiting out the period
   uint64_t flush_rounds = 0;           // FlushRows calls done
   std::atomic<int64_t> callback_errors{0};  // exceptions caught in callbacks (a recorder bug)
-  at::CallbackHandle callback = 0;
+  OpObserver observer;
   at::CallbackHandle counting = 0;
 
   PythonStacks stacks;

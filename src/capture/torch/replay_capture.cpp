@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "capture/torch/aten_values.h"
+#include "capture/torch/op_observer.h"
 #include "capture/torch/replay.h"
 #include "capture/torch/replay_call.h"
 #include "core/op_signature.h"
@@ -69,7 +70,7 @@ struct ReplayCapture::State {
   FingerprintOptions fingerprint;
   std::atomic<bool> active{false};
   std::atomic<int64_t> ordinal{0};
-  at::CallbackHandle handle = 0;
+  OpObserver observer;
   mutable std::mutex mu;
   std::set<std::string> keys;
   std::vector<std::shared_ptr<ReplayEntry>> entries;
@@ -216,17 +217,14 @@ Result<std::unique_ptr<ReplayCapture>> ReplayCapture::Start(ReplaySelection sele
     return MakeError(ErrorCode::kInvalidArgument, "magneton.replay: a replay capture is already active in this process");
   tl_depth = 0;
   st->active.store(true);
-  at::RecordFunctionCallback cb(&CaptureStart, &CaptureEnd);
-  cb.needsInputs(true).needsOutputs(true).scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION});
-  st->handle = at::addGlobalCallback(cb);
+  st->observer = AddOpObserver(&CaptureStart, &CaptureEnd);
   return std::unique_ptr<ReplayCapture>(new ReplayCapture(st));
 }
 
 ReplayCapture::~ReplayCapture() { Stop(); }
 
 void ReplayCapture::Stop() {
-  if (state_->handle) at::removeCallback(state_->handle);
-  state_->handle = 0;
+  RemoveOpObserver(state_->observer);
   state_->active.store(false);
   std::shared_ptr<State> expected = state_;
   g_capture.compare_exchange_strong(expected, nullptr);
