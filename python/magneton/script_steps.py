@@ -6,7 +6,10 @@ A loop's iteration ends where its body jumps back to the loop's head. The
 script's step loop is the first loop whose iteration runs at least
 MIN_OPS_PER_STEP operator calls (counted by the recorder without recording
 them): a loop building a dataset or a list comprehension does a few per
-iteration, a training or inference loop hundreds. Nested loops that both
+iteration, a training or inference loop hundreds. A loop that runs inside a
+torch.nn.Module's method is part of a model, not its driver: the loop over
+blocks in a forward written in the script, or the one building them in its
+__init__, does as many operators per iteration and is passed over. Nested loops that both
 qualify: the inner one ends an iteration first and is chosen (batches, not
 epochs; but also a loop over layers written in the script itself), so the
 caller can name the loop's line instead. Its first two iterations are
@@ -47,6 +50,7 @@ class ScriptSteps:
         self.loop: Optional[tuple] = None  # (code, loop head) of the step loop once found
         self.iterations = 0                # of the step loop, since it was found
         self._ended: dict = {}             # loop -> operator count when its last iteration ended
+        self._in_model: set = set()        # loops found running inside a Module's method
         self._tool: Optional[int] = None
 
     def start(self) -> bool:
@@ -89,11 +93,16 @@ class ScriptSteps:
             return None
         if self.line is not None and _line_of(code, destination) != self.line:
             return None
+        if loop in self._in_model:
+            return None
         now = self.counted_ops()
         before = self._ended.get(loop)
         self._ended[loop] = now
         # The second iteration ending is the first whose operators are all counted.
         enough = self.line is not None or (before is not None and now - before >= MIN_OPS_PER_STEP)
+        if enough and self.line is None and _inside_module(sys._getframe(1)):
+            self._in_model.add(loop)
+            return None
         if before is not None and enough:
             self.loop = loop
             self.iterations = 2
@@ -109,6 +118,21 @@ class ScriptSteps:
             return "no loop"
         code, head = self.loop
         return f"the loop at {code.co_filename}:{_line_of(code, head)} ({code.co_name})"
+
+
+def _inside_module(frame) -> bool:
+    """Whether `frame` (the loop's) runs inside a method of a torch.nn.Module:
+    some frame up the stack takes a Module as `self`."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return False
+    while frame is not None:
+        code = frame.f_code
+        if code.co_argcount and code.co_varnames[0] == "self" and \
+                isinstance(frame.f_locals.get("self"), torch.nn.Module):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _line_of(code: types.CodeType, offset: int) -> int:

@@ -105,3 +105,49 @@ def test_a_script_without_a_loop_says_so_in_one_line(tmp_path):
     assert p.stdout.strip() == "3.0"
     lines = [ln for ln in p.stderr.splitlines() if ln.startswith("magneton")]
     assert len(lines) == 1 and "no loop" in lines[0] and "once.py" in lines[0], p.stderr
+
+
+MODEL_SCRIPT = textwrap.dedent("""
+    import torch
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+
+    class Block(torch.nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.ln, self.fc = torch.nn.LayerNorm(d), torch.nn.Linear(d, d)
+        def forward(self, x):
+            return x + self.fc(torch.relu(self.ln(x)))
+
+    class Net(torch.nn.Module):
+        def __init__(self, d, n):
+            super().__init__()
+            self.blocks = torch.nn.ModuleList(Block(d) for _ in range(n))   # builds: 10+ operators each
+            self.head = torch.nn.Linear(d, 4)
+        def forward(self, x):
+            for b in self.blocks:                                            # runs: 10+ operators each
+                x = b(x)
+            return self.head(x)
+
+    net = Net(16, 4)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    x, y = torch.randn(8, 16), torch.randint(0, 4, (8,))
+    for step in range(6):                                                    # the step loop
+        torch.nn.functional.cross_entropy(net(x), y).backward()
+        opt.step()
+        opt.zero_grad()
+""")
+
+
+def test_the_step_loop_is_the_scripts_not_a_loop_inside_its_model(tmp_path):
+    # A model written in the script has loops of its own that run as many
+    # operators per iteration (building its blocks, running them); the step is
+    # the loop that drives the model.
+    script = tmp_path / "train.py"
+    script.write_text(MODEL_SCRIPT)
+    line = next(n for n, s in enumerate(MODEL_SCRIPT.splitlines(), 1) if s.endswith("# the step loop"))
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    p = subprocess.run([PYTHON, "-m", "magneton", "record", "-v", "-o", str(tmp_path / "t.mgt"), str(script)],
+                       capture_output=True, text=True, env=env, timeout=600)
+    assert p.returncode == 0, p.stderr
+    assert f"train.py:{line} (<module>), 6 iterations" in p.stderr, p.stderr
