@@ -80,7 +80,7 @@ std::string RunCard(char side, const std::string& path, const RunSummary& r, con
     row("where it goes",
         fmt::format("regions {} ({}), ops in no region {} ({}), {} {} ({}), unattributed {} ({})",
                     FormatCost(a.regions, unit), share(a.regions), FormatCost(a.unmatched, unit), share(a.unmatched),
-                    a.on_device ? "idle after the iteration" : "outside operators", FormatCost(a.idle, unit),
+                    a.on_device ? "idle after the iteration" : "host after the last operator", FormatCost(a.idle, unit),
                     share(a.idle), FormatCost(a.unattributed, unit), share(a.unattributed)));
   }
   return fmt::format("<div class=\"card side-{}\"><h3>run {}</h3><dl>{}</dl></div>", side, side, dl);

@@ -62,13 +62,15 @@ std::string AccountLine(char side, const RunSummary& r, const std::string& unit)
                                  FormatSeconds(a.idle_seconds));
   line += fmt::format("      = regions {} ({}) + ops in no region {} ({}) + {} {} ({}) + unattributed {} ({})\n",
                       FormatCost(a.regions, unit), share(a.regions), FormatCost(a.unmatched, unit),
-                      share(a.unmatched), a.on_device ? "idle after the iteration" : "outside operators",
+                      share(a.unmatched), a.on_device ? "idle after the iteration" : "host after the last operator",
                       FormatCost(a.idle, unit), share(a.idle), FormatCost(a.unattributed, unit),
                       share(a.unattributed));
-  if (a.on_device && a.waiting > 0)
-    line += fmt::format("        (the device waiting for launches inside the iteration: {} ({}), counted with the "
-                        "work it waited for)\n",
-                        FormatCost(a.waiting, unit), share(a.waiting));
+  if (a.waiting > 0)
+    line += fmt::format("        ({}: {} ({}), counted with the {})\n",
+                        a.on_device ? "the device waiting for launches inside the iteration"
+                                    : "the program's own code between operators",
+                        FormatCost(a.waiting, unit), share(a.waiting),
+                        a.on_device ? "work it waited for" : "operator it issues");
   return line;
 }
 

@@ -241,5 +241,57 @@ TEST(DiffPasses, ScopesAroundMatchedNodesAreAccountedByTheirNodes) {
   }
 }
 
+// On a CPU run the host's own code between two operators (Python issuing the
+// next one) is part of the step: it counts with the operator it issues, as the
+// device's wait counts with the kernel it waited for. b's program spends 2 ms
+// before its first linear each step; that region is b's waste, by its wait
+// (consistent over the 8 repetitions: a few differing microseconds of Python
+// are jitter, tests/analysis/diff_recorded_test.cpp).
+TEST(DiffPasses, TheHostsCodeBeforeAnOperatorCountsWithIt) {
+  const std::string dir = std::string(MAGNETON_TEST_DATA) + "/torch/";
+  auto a = LoadRun(dir + "train_gelu_composite.mgt"), b = LoadRun(dir + "train_gelu_composite.mgt");
+  ASSERT_TRUE(a.ok() && b.ok());
+  const MatchResult match = MatchRuns(*a, *b);
+  auto one = [](const std::string&) { return 1.0; };
+  magneton::Run ma = fixture::MeasuredPass(*a, 8, one), mb = fixture::MeasuredPass(*b, 8, one);
+  constexpr int64_t kDelay = 2'000'000;
+  const auto n = static_cast<int64_t>(b->ops.size());
+  int64_t linear = 0;  // the step's first linear (its first op is a layer_norm)
+  while (b->ops[linear].name != "aten::linear" || b->ops[linear].parent != kNone) ++linear;
+  int64_t shift = 0;
+  for (auto& op : mb.ops) {  // ids run in start order: each such linear and all after it start later
+    if (op.id % n == linear) shift += kDelay;
+    op.start_ns += shift;
+    op.end_ns += shift;
+  }
+  mb.info.end_ns += shift;
+  energy::Attribution ea = energy::Attribute(*a), eb = energy::Attribute(*b);
+  energy::Attribution mea = energy::Attribute(ma), meb = energy::Attribute(mb);
+  auto r = Diff(DiffInput{&*a, &ea, &ma, &mea}, DiffInput{&*b, &eb, &mb, &meb}, match, {});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_FALSE(r->findings.empty());
+  const Finding& f = r->findings.front();
+  EXPECT_EQ(f.verdict, Verdict::kWaste) << f.why;
+  EXPECT_EQ(f.costly, 'b');
+  EXPECT_NEAR(f.b.wait_seconds - f.a.wait_seconds, kDelay * 1e-9, 0.1 * kDelay * 1e-9);
+  EXPECT_EQ(f.evidence_class(), EvidenceClass::kTimeline);
+  EXPECT_NE(f.evidence.front().summary.find("the program's own code before them"), std::string::npos)
+      << f.evidence.front().summary;
+  bool holds_linear = false;
+  for (int64_t id : f.regions)
+    for (int64_t op : match.regions[id].ops_b) holds_linear |= op == linear;
+  EXPECT_TRUE(holds_linear);
+  // The account: the code between operators is with them; only the tail after
+  // an iteration's last operator is left over, the same on both sides.
+  for (const auto* side : {&r->a, &r->b}) {
+    const IterationAccount& acc = side->account;
+    EXPECT_GT(acc.waiting, 0);
+    EXPECT_NEAR(acc.regions + acc.unmatched + acc.idle + acc.unattributed, acc.total, 1e-9);
+  }
+  EXPECT_NEAR(r->b.account.idle, r->a.account.idle, 1e-9);
+  EXPECT_NEAR(r->b.account.regions - r->a.account.regions, kDelay * 1e-9, 0.1 * kDelay * 1e-9);
+  EXPECT_NEAR(r->b.account.waiting - r->a.account.waiting, kDelay * 1e-9, 0.1 * kDelay * 1e-9);
+}
+
 }  // namespace
 }  // namespace magneton::analysis

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "analysis/diff/rules.h"
+#include "analysis/diff/sync_sites.h"
 
 namespace magneton::analysis {
 namespace {
@@ -94,6 +95,45 @@ TEST(DiffRules, AllConditionsMustHoldAndConfigFillsTheTemplate) {
   RuleSubject no_op = s;
   no_op.ops = {"aten::addmm_backward"};  // the pattern is anchored in the rule
   EXPECT_TRUE(MatchRules(*rules, no_op).empty());
+}
+
+// The shipped timeline rules on the parameters timeline evidence carries:
+// each names one cause, and only on the side that costs more.
+TEST(DiffRules, TimelineRulesNameTheCauseOnTheCostlierSide) {
+  auto rules = LoadRulesDir(std::string(MAGNETON_TEST_DATA) + "/../../rules");
+  ASSERT_TRUE(rules.ok()) << rules.error().message;
+  auto fired = [&](const std::map<std::string, double>& a, const std::map<std::string, double>& b, char costly,
+                   const std::string& cause) {
+    RuleSubject s;
+    s.evidence = EvidenceClass::kTimeline;
+    s.costly = costly;
+    for (const auto& d : TimelineParams(a, b, costly, cause)) {
+      s.params.push_back(d.subject + " " + d.parameter);
+      s.costly_params.push_back(d.subject + " " + d.parameter + "=" + (costly == 'a' ? d.value_a : d.value_b));
+    }
+    std::vector<std::string> ids;
+    for (const auto& m : MatchRules(*rules, s)) ids.push_back(m.hit.id);
+    return ids;
+  };
+  using Ids = std::vector<std::string>;
+  const std::map<std::string, double> none;
+  EXPECT_EQ(fired({{"cudaStreamSynchronize in aten::item at train.py:41 (step)", 1}}, none, 'a', kCauseSyncs),
+            Ids{"scalar-read-per-step"});
+  EXPECT_EQ(fired(none, {{"cudaStreamSynchronize in aten::_local_scalar_dense at train.py:41 (step)", 2}}, 'b',
+                  kCauseSyncs),
+            Ids{"scalar-read-per-step"});
+  EXPECT_EQ(fired({{"cudaDeviceSynchronize before aten::linear at model.py:12 (forward)", 4}}, none, 'a', kCauseSyncs),
+            Ids{"explicit-synchronize"});
+  EXPECT_EQ(fired({{"cudaMemcpy in aten::_to_copy at train.py:30 (step)", 2}}, none, 'a', kCauseSyncs),
+            Ids{"blocking-copy-in-step"});
+  EXPECT_EQ(fired(none, none, 'b', kCauseLateLaunch), Ids{"launch-bound-step"});
+  EXPECT_EQ(fired(none, none, 'a', kCauseHostCode), Ids{"host-code-between-operators"});
+  // The lean side synchronizes more: its calls are not why the other costs more.
+  EXPECT_TRUE(fired({{"cudaStreamSynchronize in aten::item at train.py:41 (step)", 1}}, none, 'b', "").empty());
+  // a reads a scalar 3 times a step, b synchronizes the device twice to a's once: only the reads are a's.
+  EXPECT_EQ(fired({{"cudaStreamSynchronize in aten::item at train.py:41 (step)", 3}, {"cudaDeviceSynchronize", 1}},
+                  {{"cudaDeviceSynchronize", 2}}, 'a', kCauseSyncs),
+            Ids{"scalar-read-per-step"});
 }
 
 }  // namespace

@@ -57,14 +57,15 @@ IterationAccount AccountIteration(const CostModel& cost, const std::vector<char>
     for (int64_t op : index.deepest_first())
       if (op < n_ops && holds_region[op] && index.parent(op) >= 0 && index.parent(op) < n_ops)
         holds_region[index.parent(op)] = 1;
+    auto measured = [&](int64_t op, size_t r) { return r < al->measured_ops[op].size() ? al->measured_ops[op][r] : kNone; };
     auto seconds = [&](int64_t op, size_t r) {
-      const int64_t m = r < al->measured_ops[op].size() ? al->measured_ops[op][r] : kNone;
+      const int64_t m = measured(op, r);
       if (m == kNone) return 0.0;
       if (!energy) return (run.ops[m].end_ns - run.ops[m].start_ns) * 1e-9;
       return m < static_cast<int64_t>(e.op_j.size()) ? e.op_j[m] : kUnmeasured;
     };
-    // Counts op's time; true when all of it went to regions.
-    auto count = [&](auto&& self, int64_t op, size_t r) -> bool {
+    // Counts op's time (and a top-level op's wait); true when all of it went to regions.
+    auto count = [&](auto&& self, int64_t op, size_t r, const Wait* wait) -> bool {
       double v = seconds(op, r);
       bool all_in = in_region[op];
       if (!in_region[op] && holds_region[op]) {
@@ -72,17 +73,18 @@ IterationAccount AccountIteration(const CostModel& cost, const std::vector<char>
         for (int64_t c : index.children(op)) {
           if (c >= n_ops) continue;
           v -= seconds(c, r);
-          all_in &= self(self, c, r);
+          all_in &= self(self, c, r, nullptr);
         }
         v = std::max(v, 0.0);
       }
-      add(static_cast<int32_t>(r), all_in ? kInRegion : op, v, nullptr);
+      add(static_cast<int32_t>(r), all_in ? kInRegion : op, v, wait);
       return all_in;
     };
     for (int64_t op = 0; op < n_ops; ++op) {
       if (index.parent(op) != kNone) continue;
       for (size_t r = 0; r < al->measured_ops[op].size(); ++r)
-        if (al->measured_ops[op][r] != kNone) count(count, op, r);
+        if (const int64_t m = measured(op, r); m != kNone)
+          count(count, op, r, m < static_cast<int64_t>(tl.op_wait.size()) ? &tl.op_wait[m] : nullptr);
     }
   }
   const double n = std::max<double>(1, static_cast<double>(out.periods));
@@ -92,22 +94,22 @@ IterationAccount AccountIteration(const CostModel& cost, const std::vector<char>
   out.host_seconds = tl.host_seconds();
   out.busy_seconds = tl.busy_seconds();
   out.idle_seconds = tl.idle_seconds();
-  // Idle is what no item waited for: the device's tail after an iteration's
-  // last item (the host's time outside operators, on a CPU run).
+  // Idle is what no item waited for: the tail after an iteration's last item
+  // (on a CPU run, the host's time after its last operator).
   if (energy) {
     out.total = tl.joules();
-    out.idle = tl.on_device ? tl.tail_joules() : tl.idle_joules();
+    out.idle = tl.tail_joules();
     out.run = tl.run_j;
     out.outside = tl.outside_joules();
   } else {
     // Kernels on several streams overlap: their seconds are scaled to the
     // time the iteration's items hold (busy, plus the waits).
     double items = region + unmatched + stray;
-    double held = out.busy_seconds + (tl.on_device ? waiting : 0);
+    double held = out.busy_seconds + waiting;
     double scale = items > 0 ? held / items : 0;
     region *= scale, unmatched *= scale, stray *= scale;
     out.total = out.seconds;
-    out.idle = tl.on_device ? tl.tail_seconds() : out.idle_seconds;
+    out.idle = tl.tail_seconds();
     out.run = tl.run_s;
     out.outside = kUnmeasured;
   }

@@ -418,7 +418,7 @@ void AccountIterations(const MatchResult& match, const CostModel& ca, const Cost
         "run {}: only {:.0f}% of an iteration's {} is in matched regions (operators in no region {:.0f}%, {} "
         "{:.0f}%, unattributed {:.0f}%): findings can miss what lies outside them",
         side, pct(acc.regions), acc.energy ? "energy" : "time", pct(acc.unmatched),
-        acc.on_device ? "device idle" : "host outside operators", pct(acc.idle), pct(acc.unattributed)));
+        acc.on_device ? "device idle" : "host after the last operator", pct(acc.idle), pct(acc.unattributed)));
   }
 }
 

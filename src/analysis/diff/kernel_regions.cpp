@@ -538,6 +538,7 @@ void AddSyncs(Finding& f, const KernelRegions& k) {
       "synchronizing calls before these items, per iteration: a {}, b {}: {}'s host waits for the device there, "
       "and the device idles until the host launches again",
       SyncPhrase(a), SyncPhrase(b), more);
+  e.params = TimelineParams(a, b, f.costly, more == f.costly ? kCauseSyncs : "");
   const bool first = f.evidence.empty() || (f.evidence.front().kind == EvidenceClass::kNone && more == f.costly);
   f.evidence.insert(first ? f.evidence.begin() : f.evidence.end(), std::move(e));
 }

@@ -94,11 +94,16 @@ void CostModel::TabulateMeasuredCosts() {
   const Run& m = *measured_;
   const energy::Attribution& e = *measured_energy_;
   if (m.kernels.empty() && !alignment_.by_device_work) {
+    // The host's timeline: a top-level op's wait is the program's own code
+    // that issues it (step_timeline.h).
     for (int64_t op = 0; op < n; ++op)
       for (int64_t c = 0; c < costed; ++c)
         if (int64_t mo = alignment_.measured_ops[op][costed_[c]]; mo != kNone) {
-          rep_s_[c * n + op] = (m.ops[mo].end_ns - m.ops[mo].start_ns) * 1e-9;
-          rep_j_[c * n + op] = mo < static_cast<int64_t>(e.op_j.size()) && !std::isnan(e.op_j[mo]) ? e.op_j[mo] : 0;
+          const Wait w = mo < static_cast<int64_t>(timeline_.op_wait.size()) ? timeline_.op_wait[mo] : Wait{};
+          const double j = mo < static_cast<int64_t>(e.op_j.size()) && !std::isnan(e.op_j[mo]) ? e.op_j[mo] : 0;
+          rep_s_[c * n + op] = (m.ops[mo].end_ns - m.ops[mo].start_ns + w.ns) * 1e-9;
+          rep_wait_s_[c * n + op] = w.ns * 1e-9;
+          rep_j_[c * n + op] = j + (std::isnan(w.joules) ? 0 : w.joules);
         }
     return;
   }
@@ -238,6 +243,7 @@ SideCost CostModel::Cost(const std::vector<int64_t>& ops) const {
       unknown_joules |= std::isnan(c.joules);  // time-only replays
     }
   SideCost out;
+  if (measured_) out.waits = waits;
   if (any_replay && all_replay) {
     out.source = CostSource::kReplay;
   } else if (!energy_measured()) {
@@ -247,7 +253,9 @@ SideCost CostModel::Cost(const std::vector<int64_t>& ops) const {
   }
   const bool by_time = out.source == CostSource::kTime || unknown_joules;
   if (fastest_ && by_time) {
-    out.seconds = *std::min_element(seconds.begin(), seconds.end());
+    const auto fastest = std::min_element(seconds.begin(), seconds.end()) - seconds.begin();
+    out.seconds = seconds[fastest];
+    out.wait_seconds = waits[fastest];
     out.instances = {out.seconds};
     return out;
   }

@@ -358,25 +358,61 @@ std::string Duration(double seconds) {
   return seconds >= 1e-3 ? fmt::format("{:.2f} ms", seconds * 1e3) : fmt::format("{:.1f} us", seconds * 1e6);
 }
 
+// A difference in the program's own code before a region's operators is
+// evidence when it is at least this share of the costlier side's iteration.
+constexpr double kMinHostCodeShare = 0.01;
+
+// Whether `hi`'s values lie above `lo`'s beyond their spread: hi's lower
+// quartile above lo's upper quartile, over enough repetitions to tell.
+bool Separated(std::vector<double> hi, std::vector<double> lo) {
+  constexpr size_t kMinRepetitions = 5;
+  if (hi.size() < kMinRepetitions || lo.size() < kMinRepetitions) return false;
+  auto quartile = [](std::vector<double>& v, size_t q) {
+    auto at = v.begin() + static_cast<std::ptrdiff_t>(v.size() * q / 4);
+    std::nth_element(v.begin(), at, v.end());
+    return *at;
+  };
+  return quartile(hi, 1) > quartile(lo, 3);
+}
+
 // Same kernels, launched the same way: whether the costlier side's device
-// waits for them longer, enough to explain most of the time it spends more.
-std::optional<std::string> WaitDelta(const RegionSide& a, const RegionSide& b, char costly) {
+// waits for them longer, enough to explain most of the time it spends more
+// (on a CPU run: the program's own code before the operators).
+std::optional<Evidence> WaitDelta(const RegionSide& a, const RegionSide& b, char costly) {
   SideCost ca = a.cost->Cost(*a.ops), cb = b.cost->Cost(*b.ops);
   const SideCost& hi = costly == 'a' ? ca : cb;
   const SideCost& lo = costly == 'a' ? cb : ca;
   const double more_wait = hi.wait_seconds - lo.wait_seconds, more_time = hi.seconds - lo.seconds;
   if (more_wait <= 0 || more_time <= 0 || more_wait < 0.5 * more_time) return std::nullopt;
-  std::string out = fmt::format(
+  const char lean = costly == 'a' ? 'b' : 'a';
+  Evidence e;
+  e.kind = EvidenceClass::kTimeline;
+  if (!a.cost->has_kernels()) {  // the host's timeline: its waits are the program's own code
+    // Python's own jitter is no cause: the extra must hold over the repetitions
+    // and be a visible part of the step, not microseconds before a small region.
+    const double step_s = (costly == 'a' ? a : b).cost->timeline().seconds();
+    if (!Separated(hi.waits, lo.waits) || more_wait < kMinHostCodeShare * step_s) return std::nullopt;
+    e.summary = fmt::format(
+        "same operators, called the same way, but the program's own code before them takes {} on {} and {} on "
+        "{}: host work between the operators (Python, data handling, waiting on something outside the framework)",
+        Duration(hi.wait_seconds), costly, Duration(lo.wait_seconds), lean);
+    e.params = TimelineParams({}, {}, costly, kCauseHostCode);
+    return e;
+  }
+  e.summary = fmt::format(
       "same kernels, launched the same way, but the device waits {} for them on {} and {} on {}: the host "
       "launches them later (a launch-bound stretch, or a synchronization before them)",
-      Duration(hi.wait_seconds), costly, Duration(lo.wait_seconds), costly == 'a' ? 'b' : 'a');
+      Duration(hi.wait_seconds), costly, Duration(lo.wait_seconds), lean);
   // The calls that made the host wait there, where a measured pass has them
   // (runs of kernels alone name theirs in evidence of their own, kernel_regions.h).
   auto sa = a.cost->syncs().Before(AllOps(a)), sb = b.cost->syncs().Before(AllOps(b));
   const bool kernels_only = !a.ops->empty() && a.run->ops[a.ops->front()].framework == "kernels";
-  if (!kernels_only && Total(costly == 'a' ? sa : sb) - Total(costly == 'a' ? sb : sa) >= 0.5)
-    out += fmt::format("; synchronizing calls before them, per iteration: a {}, b {}", SyncPhrase(sa), SyncPhrase(sb));
-  return out;
+  const bool synced = !kernels_only && Total(costly == 'a' ? sa : sb) - Total(costly == 'a' ? sb : sa) >= 0.5;
+  if (synced)
+    e.summary += fmt::format("; synchronizing calls before them, per iteration: a {}, b {}", SyncPhrase(sa), SyncPhrase(sb));
+  e.params = kernels_only ? TimelineParams({}, {}, costly, kCauseLateLaunch)
+                          : TimelineParams(sa, sb, costly, synced ? kCauseSyncs : kCauseLateLaunch);
+  return e;
 }
 
 }  // namespace
@@ -477,8 +513,9 @@ RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
     } else if (!arg_deltas.empty()) {
       e = ArgumentsEvidence(std::exchange(arg_deltas, {}), e.all_a, e.all_b);
     } else if (auto waited = WaitDelta(a, b, costly)) {
-      e.kind = EvidenceClass::kTimeline;
-      e.summary = *waited;
+      waited->all_a = std::move(e.all_a);
+      waited->all_b = std::move(e.all_b);
+      e = std::move(*waited);
     } else {
       e.kind = EvidenceClass::kNone;
       e.summary = ka.empty() && kb.empty()

@@ -103,10 +103,12 @@ StepTimeline BuildStepTimeline(const Run& run, const energy::Attribution& energy
     if (x.kind == "sync") continue;
     add(al.transfer_rep[t], {x.start_ns, x.end_ns, x.device, x.correlation, &out.transfer_wait[t]});
   }
-  if (!out.on_device)  // a run without device work: its top-level operators
+  if (!out.on_device) {  // a run without device work: its top-level operators
+    out.op_wait.assign(run.ops.size(), Wait{});
     for (size_t o = 0; o < run.ops.size() && o < al.op_rep.size(); ++o)
       if (run.ops[o].parent == kNone)
-        add(al.op_rep[o], {run.ops[o].start_ns, run.ops[o].end_ns, kHostDevice, 0, nullptr});
+        add(al.op_rep[o], {run.ops[o].start_ns, run.ops[o].end_ns, kHostDevice, 0, &out.op_wait[o]});
+  }
 
   std::unordered_map<int64_t, int64_t> launch_of;  // correlation -> API call start
   for (const auto& a : run.api_calls) launch_of.try_emplace(a.correlation, a.start_ns);

@@ -7,8 +7,9 @@
 // stretches. Inside an iteration, the device waiting for a kernel (a launch
 // the host had not made yet, a synchronization before it) is that kernel's
 // wait: its cost is the kernel's, as much as the kernel's own run. A run
-// without device work (a CPU run) has the host's timeline: operators in
-// place of kernels.
+// without device work (a CPU run) has the host's timeline: top-level
+// operators in place of kernels, and the host's time before each (the
+// program's own code issuing it) as its wait.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +44,9 @@ struct StepTimeline {
   bool on_device = false;  // windows from kernels and copies; else from operators (host)
   std::vector<StepWindow> steps;
   std::vector<Wait> kernel_wait, transfer_wait;  // by Kernel / Transfer id (device timeline only)
+  // By Op id, top-level ops of a host timeline only: the host's time since the
+  // previous operator of the repetition ended (the Python that issues it).
+  std::vector<Wait> op_wait;
   double run_j = kUnmeasured;  // the whole measured run, same devices
   double run_s = 0;
 

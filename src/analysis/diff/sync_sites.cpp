@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
 #include "analysis/diff/call_site.h"
 
@@ -91,6 +92,22 @@ double Total(const std::map<std::string, double>& syncs) {
   double n = 0;
   for (const auto& [name, count] : syncs) n += count;
   return n;
+}
+
+std::vector<ParamDelta> TimelineParams(const std::map<std::string, double>& a, const std::map<std::string, double>& b,
+                                       char costly, const std::string& cause) {
+  std::vector<ParamDelta> out;
+  std::map<std::string, std::pair<double, double>> both;
+  for (const auto& [name, n] : a) both[name].first = n;
+  for (const auto& [name, n] : b) both[name].second = n;
+  for (const auto& [name, n] : both) {
+    const double more = costly == 'a' ? n.first - n.second : n.second - n.first;
+    // With a cause, the calls the costlier side makes more of; else every call that differs.
+    if (cause.empty() ? std::fabs(more) >= 0.5 : more >= 0.5)
+      out.push_back({"synchronizing calls", name, fmt::format("{:.3g}", n.first), fmt::format("{:.3g}", n.second)});
+  }
+  if (!cause.empty()) out.push_back({"timeline", "cause", costly == 'a' ? cause : "-", costly == 'b' ? cause : "-"});
+  return out;
 }
 
 SyncSites::SyncSites(const Run& recorded, const Run& measured, const PassAlignment& al) {

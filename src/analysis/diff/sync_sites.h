@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/diff/finding.h"
 #include "analysis/diff/pass_align.h"
 #include "core/run.h"
 
@@ -33,6 +34,20 @@ std::vector<SyncCall> SyncCalls(const Run& run);
 // Calls per iteration by name: "cudaStreamSynchronize x1, cudaMemcpy x2", or "none".
 std::string SyncPhrase(const std::map<std::string, double>& syncs);
 double Total(const std::map<std::string, double>& syncs);
+
+// The causes timeline evidence names (rules/timeline.json matches them).
+inline constexpr const char* kCauseSyncs = "the host waits for the device";
+inline constexpr const char* kCauseLateLaunch = "the host launches later";
+inline constexpr const char* kCauseHostCode = "the program's own code between operators";
+
+// Timeline evidence's parameters, for rules (rules/timeline.json) and the
+// report: each call the costlier side makes half a call or more per iteration
+// more often, as ("synchronizing calls", its name, count a, count b), then the
+// cause as ("timeline", "cause", ...) with `cause` on the costlier side and
+// "-" on the other. An empty cause (the calls are not why that side costs
+// more): every call whose count differs, and no cause.
+std::vector<ParamDelta> TimelineParams(const std::map<std::string, double>& a, const std::map<std::string, double>& b,
+                                       char costly, const std::string& cause);
 
 class SyncSites {
  public:
