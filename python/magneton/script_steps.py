@@ -6,10 +6,11 @@ A loop's iteration ends where its body jumps back to the loop's head. The
 script's step loop is the first loop whose iteration runs at least
 MIN_OPS_PER_STEP operator calls (counted by the recorder without recording
 them): a loop building a dataset or a list comprehension does a few per
-iteration, a training or inference loop hundreds. A loop that runs inside a
-torch.nn.Module's method is part of a model, not its driver: the loop over
-blocks in a forward written in the script, or the one building them in its
-__init__, does as many operators per iteration and is passed over. Nested loops that both
+iteration, a training or inference loop hundreds. Two kinds of loop do as
+many and are passed over: one whose iteration builds modules (registers
+parameters: `[Block(d) for _ in range(n)]`, set-up), and one that runs
+inside a torch.nn.Module's method (the loop over blocks in a forward
+written in the script: part of a model, not its driver). Nested loops that both
 qualify: the inner one ends an iteration first and is chosen (batches, not
 epochs; but also a loop over layers written in the script itself), so the
 caller can name the loop's line instead. Its first two iterations are
@@ -52,6 +53,8 @@ class ScriptSteps:
         self._ended: dict = {}             # loop -> operator count when its last iteration ended
         self._in_model: set = set()        # loops found running inside a Module's method
         self._tool: Optional[int] = None
+        self._params = 0                   # parameters registered by modules built so far
+        self._params_hook = None
 
     def start(self) -> bool:
         """Starts watching; False when no sys.monitoring tool id is free (or Python < 3.12)."""
@@ -67,12 +70,25 @@ class ScriptSteps:
             break
         if self._tool is None:
             return False
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            self._params_hook = torch.nn.modules.module.register_module_parameter_registration_hook(
+                self._parameter_registered)
         mon.register_callback(self._tool, mon.events.JUMP, self._jump)
         for c in self.codes:
             mon.set_local_events(self._tool, c, mon.events.JUMP)
         return True
 
+    def _parameter_registered(self, module, name, param):
+        self._params += 1
+
+    def _stop_counting_parameters(self) -> None:
+        if self._params_hook is not None:
+            self._params_hook.remove()
+            self._params_hook = None
+
     def stop(self) -> None:
+        self._stop_counting_parameters()
         mon = getattr(sys, "monitoring", None)
         if mon is None or self._tool is None:
             return
@@ -95,15 +111,17 @@ class ScriptSteps:
             return None
         if loop in self._in_model:
             return None
-        now = self.counted_ops()
+        now = (self.counted_ops(), self._params)
         before = self._ended.get(loop)
         self._ended[loop] = now
         # The second iteration ending is the first whose operators are all counted.
-        enough = self.line is not None or (before is not None and now - before >= MIN_OPS_PER_STEP)
+        enough = self.line is not None or (before is not None and now[0] - before[0] >= MIN_OPS_PER_STEP
+                                           and now[1] == before[1])
         if enough and self.line is None and _inside_module(sys._getframe(1)):
             self._in_model.add(loop)
             return None
         if before is not None and enough:
+            self._stop_counting_parameters()
             self.loop = loop
             self.iterations = 2
             mon = sys.monitoring

@@ -130,6 +130,7 @@ MODEL_SCRIPT = textwrap.dedent("""
             return self.head(x)
 
     net = Net(16, 4)
+    spare = [Block(16) for _ in range(4)]                                    # set-up: builds modules
     opt = torch.optim.SGD(net.parameters(), lr=0.1)
     x, y = torch.randn(8, 16), torch.randint(0, 4, (8,))
     for step in range(6):                                                    # the step loop
@@ -141,8 +142,9 @@ MODEL_SCRIPT = textwrap.dedent("""
 
 def test_the_step_loop_is_the_scripts_not_a_loop_inside_its_model(tmp_path):
     # A model written in the script has loops of its own that run as many
-    # operators per iteration (building its blocks, running them); the step is
-    # the loop that drives the model.
+    # operators per iteration (building its blocks, running them), and so does
+    # a loop that builds modules at the top level; the step is the loop that
+    # drives the model.
     script = tmp_path / "train.py"
     script.write_text(MODEL_SCRIPT)
     line = next(n for n, s in enumerate(MODEL_SCRIPT.splitlines(), 1) if s.endswith("# the step loop"))
