@@ -222,9 +222,14 @@ TEST(RegionMatch, ATrainingStepMatchesEveryParameterUpdate) {
   auto count = [](const magneton::Run& run, const std::vector<int64_t>& ops, const std::string& name) {
     return std::count_if(ops.begin(), ops.end(), [&](int64_t op) { return run.ops[op].name == name; });
   };
+  // Ops of the backward pass: inside an autograd node (they carry its forward
+  // op) or the engine's own work around it (a gradient summed in evaluate_function).
   auto backward = [](const magneton::Run& run, const std::vector<int64_t>& ops) {
-    return std::count_if(ops.begin(), ops.end(),
-                         [&](int64_t op) { return run.ops[op].name.find("Backward0") != std::string::npos; });
+    return std::count_if(ops.begin(), ops.end(), [&](int64_t op) {
+      for (int64_t o = op; o != kNone; o = run.ops[o].parent)
+        if (run.ops[o].forward_op != kNone || run.ops[o].name.rfind("autograd::engine::", 0) == 0) return true;
+      return false;
+    });
   };
   int updates = 0, first_linear = -1, gelu = -1;
   for (const auto& r : m.regions) {
@@ -242,6 +247,16 @@ TEST(RegionMatch, ATrainingStepMatchesEveryParameterUpdate) {
   EXPECT_EQ(count(*b, lin.ops_b, "aten::linear"), 1);
   ASSERT_GE(gelu, 0);
   EXPECT_EQ(count(*b, m.regions[gelu].ops_b, "aten::gelu"), 1);
+  // The GELU written out saves its intermediates for the backward pass, the
+  // fused one only its input: the forward is still a region of its own, and
+  // so is the backward (docs/matching.md, "Saved activations").
+  EXPECT_EQ(backward(*a, m.regions[gelu].ops_a), 0);
+  EXPECT_EQ(backward(*b, m.regions[gelu].ops_b), 0);
+  int gelu_backward = -1;
+  for (const auto& r : m.regions)
+    if (count(*b, r.ops_b, "aten::gelu_backward")) gelu_backward = static_cast<int>(r.id);
+  ASSERT_GE(gelu_backward, 0);
+  EXPECT_EQ(backward(*a, m.regions[gelu_backward].ops_a), static_cast<int64_t>(m.regions[gelu_backward].ops_a.size()));
 }
 
 TEST(RegionMatch, RunsWithoutFingerprintsMatchNothingAndDoNotFail) {

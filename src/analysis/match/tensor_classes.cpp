@@ -224,23 +224,39 @@ TensorClasses ClassifyValues(const MatchSide& a, const MatchSide& b, double tole
 std::vector<uint64_t> CrossingHashes(const MatchSide& side, const std::vector<int32_t>& classes) {
   const DataflowGraph& g = side.graph;
   const int32_t n = g.num_nodes();
-  // Live intervals [writer, last core reader) of data values, as add and
-  // remove events bucketed by position.
-  std::vector<int32_t> add_begin(n + 1, 0), drop_begin(n + 1, 0);
+  // Saved activations: one side's attention saves its probabilities for the
+  // backward pass, the other (a fused kernel) its log-sum-exp and scaled
+  // inputs. Were they crossing until the backward reads them, no cut could
+  // form between a layer's forward and its backward, and a training step
+  // would be one region from the first layer's forward to its backward. A
+  // value a forward op writes crosses until its last reader outside the
+  // backward pass: the backward, cut from the forward, computes the same
+  // gradients from either side's saved values (its outputs are compared).
+  auto backward = [&](int32_t node) { return side.run->ops[g.node_op[node]].forward_op != kNone; };
+  std::vector<int32_t> last_read = side.last_core_read;
+  for (size_t v = 0; v < g.values.size(); ++v)
+    if (!backward(g.values[v].producer)) last_read[v] = g.values[v].producer;  // raised below
+  for (int32_t u = 0; u < n; ++u)
+    if (!backward(u))
+      for (const int32_t* x = g.reads.from(u); x != g.reads.to(u); ++x)
+        last_read[*x] = std::min(std::max(last_read[*x], u), side.last_core_read[*x]);
   // A mask built once and read by every layer (HF's eager causal mask) on
   // one side only, where the other masks inside a fused kernel, would keep
   // every cut from forming between the layers: masks say where, not what,
   // and do not cross.
   std::vector<uint8_t> mask(g.values.size());
   for (size_t v = 0; v < g.values.size(); ++v) mask[v] = TwoValued(side.run->tensors[g.values[v].tensor]);
+  // Live intervals [writer, last reader) of data values, as add and remove
+  // events bucketed by position.
+  std::vector<int32_t> add_begin(n + 1, 0), drop_begin(n + 1, 0);
   auto live = [&](size_t v) {
     const int32_t p = g.values[v].producer;
-    return classes[v] >= 0 && side.flow[p] && side.last_core_read[v] > p && !mask[v];
+    return classes[v] >= 0 && side.flow[p] && last_read[v] > p && !mask[v];
   };
   for (size_t v = 0; v < g.values.size(); ++v)
     if (live(v)) {
       ++add_begin[g.values[v].producer + 1];
-      ++drop_begin[side.last_core_read[v] + 1];
+      ++drop_begin[last_read[v] + 1];
     }
   for (int32_t p = 0; p < n; ++p) {
     add_begin[p + 1] += add_begin[p];
@@ -252,7 +268,7 @@ std::vector<uint64_t> CrossingHashes(const MatchSide& side, const std::vector<in
     for (size_t v = 0; v < g.values.size(); ++v)
       if (live(v)) {
         adds[fa[g.values[v].producer]++] = classes[v];
-        drops[fd[side.last_core_read[v]]++] = classes[v];
+        drops[fd[last_read[v]]++] = classes[v];
       }
   }
   // Set semantics: a class counts once however many views of it are live.

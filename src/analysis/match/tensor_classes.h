@@ -32,7 +32,9 @@ TensorClasses ClassifyValues(const MatchSide& a, const MatchSide& b, double tole
 // Per position p of `side`: a hash of the set of classes of the data values
 // live across the cut after node p, i.e. written by a flow node at or before
 // p and read by a core node after p. Two cuts whose hashes are equal split
-// their runs with equivalent values crossing.
+// their runs with equivalent values crossing. Left out: masks, and values
+// the forward pass saves for the backward pass once no forward op reads them
+// any more (docs/matching.md, "Saved activations").
 std::vector<uint64_t> CrossingHashes(const MatchSide& side, const std::vector<int32_t>& classes);
 
 }  // namespace magneton::analysis
