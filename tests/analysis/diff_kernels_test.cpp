@@ -131,7 +131,7 @@ TEST(DiffKernels, TheSameProgramTwiceIsNoWaste) {
 TEST(DiffKernels, ASynchronizeEachStepIsATimelineFindingNamingTheCall) {
   Variant item;
   item.item = true;
-  auto r = DiffPrograms(item, 10, {}, 10);
+  auto r = DiffPrograms(item, 10, {}, 10, WithRules());
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_TRUE(Noted(*r, "synchronizing calls per iteration: a 1 (cudaStreamSynchronize x1), b 0 (none)")) << Dump(*r);
   EXPECT_TRUE(Noted(*r, "they differ at 1 place (a: 2 items there, b: 1)"));
@@ -148,6 +148,10 @@ TEST(DiffKernels, ASynchronizeEachStepIsATimelineFindingNamingTheCall) {
                            [](const Evidence& e) { return Contains(e.summary, "synchronizing calls before"); });
   ASSERT_NE(sync, f.evidence.end());
   EXPECT_TRUE(Contains(sync->summary, "a cudaStreamSynchronize x1, b none")) << sync->summary;
+  // The call is the cause, and the rule for a synchronize in the step says what to do
+  // (a run of kernels alone does not say which operator made it).
+  EXPECT_TRUE(std::any_of(f.rules.begin(), f.rules.end(), [](const RuleHit& h) { return h.id == "explicit-synchronize"; }));
+  EXPECT_TRUE(std::none_of(f.rules.begin(), f.rules.end(), [](const RuleHit& h) { return h.id == "launch-bound-step"; }));
   auto copy = std::find_if(f.evidence.begin(), f.evidence.end(),
                            [](const Evidence& e) { return Names(e.only_a, "copy DtoH 4 B"); });
   EXPECT_NE(copy, f.evidence.end());

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/diff/diff.h"
+#include "analysis/diff/sync_sites.h"
 #include "diff_fixture.h"
 
 namespace magneton::analysis {
@@ -140,6 +141,10 @@ TEST(DiffSameWork, TheDeviceWaitingLongerStaysAFinding) {
   EXPECT_EQ(f.verdict, Verdict::kWaste) << f.why;
   EXPECT_EQ(f.evidence_class(), EvidenceClass::kTimeline);
   EXPECT_EQ(f.evidence[0].summary.find("synchronizing calls"), std::string::npos) << f.evidence[0].summary;
+  ASSERT_EQ(f.evidence[0].params.size(), 1u);  // the cause, for rules/timeline.json
+  EXPECT_EQ(f.evidence[0].params[0].parameter, "cause");
+  EXPECT_EQ(f.evidence[0].params[0].value_b, kCauseLateLaunch);
+  EXPECT_EQ(f.evidence[0].params[0].value_a, "-");
 }
 
 TEST(DiffSameWork, TheSynchronizingCallsBeforeTheWaitAreNamedWithTheirLine) {
@@ -153,6 +158,11 @@ TEST(DiffSameWork, TheSynchronizingCallsBeforeTheWaitAreNamedWithTheirLine) {
                                        "cudaStreamSynchronize in aten::gelu at model.py:88 (attention) x1"),
             std::string::npos)
       << f.evidence[0].summary;
+  const auto& params = f.evidence[0].params;
+  ASSERT_EQ(params.size(), 2u);
+  EXPECT_EQ(params[0].subject + " " + params[0].parameter + "=" + params[0].value_b,
+            "synchronizing calls cudaStreamSynchronize in aten::gelu at model.py:88 (attention)=1");
+  EXPECT_EQ(params[1].value_b, kCauseSyncs);
 }
 
 }  // namespace

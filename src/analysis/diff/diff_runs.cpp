@@ -53,7 +53,7 @@ Result<DiffReport> DiffKernels(const Run& a, const Run& b, const Run* measured_a
                      DiffInput{&k.b.run, &e.b, &k.b.run, &e.b, &k.b.alignment}, k.match, o);
   if (!report.ok()) return report;
   report->options.iterations = options.iterations;
-  ExplainKernelFindings(k, *report);
+  ExplainKernelFindings(k, options.rules, *report);
   if (!why.empty()) k.notes.insert(k.notes.begin(), why);
   for (auto [side, measured] : {std::pair{'a', measured_a}, std::pair{'b', measured_b}})
     if (measured) k.notes.push_back(fmt::format("run {}: its kernels come from its measured pass", side));

@@ -523,14 +523,15 @@ void AddCopies(Finding& f, const Segment& seg) {
 }
 
 // The synchronizing calls before the finding's items, per iteration, when
-// one side makes at least one more every other iteration.
-void AddSyncs(Finding& f, const KernelRegions& k) {
+// one side makes at least one more every other iteration. True when the
+// costlier side makes more: they are why it waits.
+bool AddSyncs(Finding& f, const KernelRegions& k) {
   std::map<std::string, double> a, b;
   for (auto g : f.regions) {
     for (const auto& [name, n] : k.a.syncs_before[g]) a[name] += n;
     for (const auto& [name, n] : k.b.syncs_before[g]) b[name] += n;
   }
-  if (std::fabs(Total(a) - Total(b)) < 0.5) return;
+  if (std::fabs(Total(a) - Total(b)) < 0.5) return false;
   const char more = Total(a) > Total(b) ? 'a' : 'b';
   Evidence e;
   e.kind = EvidenceClass::kTimeline;
@@ -541,11 +542,37 @@ void AddSyncs(Finding& f, const KernelRegions& k) {
   e.params = TimelineParams(a, b, f.costly, more == f.costly ? kCauseSyncs : "");
   const bool first = f.evidence.empty() || (f.evidence.front().kind == EvidenceClass::kNone && more == f.costly);
   f.evidence.insert(first ? f.evidence.begin() : f.evidence.end(), std::move(e));
+  return more == f.costly;
+}
+
+// A timeline finding the synchronizing calls do not explain: the host
+// launched the same kernels later (root cause leaves the cause of a run of
+// kernels alone to this file).
+void AddLateLaunchCause(Finding& f) {
+  for (auto& e : f.evidence)
+    if (e.kind == EvidenceClass::kTimeline && e.params.empty()) {
+      e.params = TimelineParams({}, {}, f.costly, kCauseLateLaunch);
+      return;
+    }
+}
+
+// The rules for the timeline evidence this file completed.
+void MatchTimelineRules(Finding& f, const std::vector<Rule>& rules) {
+  RuleSubject subject;
+  subject.evidence = EvidenceClass::kTimeline;
+  subject.costly = f.costly;
+  for (const auto& e : f.evidence) {
+    if (e.kind != EvidenceClass::kTimeline) continue;
+    subject.SetParams(e.params);
+    for (auto& m : MatchRules(rules, subject))
+      if (std::none_of(f.rules.begin(), f.rules.end(), [&](const RuleHit& h) { return h.id == m.hit.id; }))
+        f.rules.push_back(std::move(m.hit));
+  }
 }
 
 }  // namespace
 
-void ExplainKernelFindings(const KernelRegions& k, DiffReport& report) {
+void ExplainKernelFindings(const KernelRegions& k, const std::vector<Rule>& rules, DiffReport& report) {
   for (auto& f : report.findings) {
     for (const std::string from : {kOutputsNotCompared, "outputs not compared"})
       if (auto at = f.why.find(from); at != std::string::npos) {
@@ -555,7 +582,8 @@ void ExplainKernelFindings(const KernelRegions& k, DiffReport& report) {
     if (f.verdict == Verdict::kNoise || f.regions.empty()) continue;
     // The finding's segments hold the same items: the first one speaks for them.
     AddCopies(f, k.segments[f.regions.front()]);
-    AddSyncs(f, k);
+    if (!AddSyncs(f, k)) AddLateLaunchCause(f);
+    MatchTimelineRules(f, rules);
   }
 }
 

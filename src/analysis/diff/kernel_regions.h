@@ -70,7 +70,8 @@ KernelRegions BuildKernelRegions(const Run& a, const Run& b, int64_t iterations)
 
 // What only the segments tell: copies one side makes and the other does not
 // (root cause compares kernels), the synchronizing calls before a finding's
-// kernels, and that outputs were not compared.
-void ExplainKernelFindings(const KernelRegions& k, DiffReport& report);
+// kernels (or, where they do not explain its wait, a later launch) with the
+// rules they match, and that outputs were not compared.
+void ExplainKernelFindings(const KernelRegions& k, const std::vector<Rule>& rules, DiffReport& report);
 
 }  // namespace magneton::analysis

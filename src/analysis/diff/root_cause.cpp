@@ -410,8 +410,9 @@ std::optional<Evidence> WaitDelta(const RegionSide& a, const RegionSide& b, char
   const bool synced = !kernels_only && Total(costly == 'a' ? sa : sb) - Total(costly == 'a' ? sb : sa) >= 0.5;
   if (synced)
     e.summary += fmt::format("; synchronizing calls before them, per iteration: a {}, b {}", SyncPhrase(sa), SyncPhrase(sb));
-  e.params = kernels_only ? TimelineParams({}, {}, costly, kCauseLateLaunch)
-                          : TimelineParams(sa, sb, costly, synced ? kCauseSyncs : kCauseLateLaunch);
+  // Runs of kernels alone: the cause is told once their synchronizing calls are
+  // compared (kernel_regions.h, ExplainKernelFindings).
+  if (!kernels_only) e.params = TimelineParams(sa, sb, costly, synced ? kCauseSyncs : kCauseLateLaunch);
   return e;
 }
 
@@ -533,12 +534,7 @@ RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
   std::set<std::string> seen;
   for (auto& e : rc.evidence) {
     subject.evidence = e.kind;
-    subject.params.clear();
-    subject.costly_params.clear();
-    for (const auto& d : e.params) {
-      subject.params.push_back(d.subject + " " + d.parameter);
-      subject.costly_params.push_back(d.subject + " " + d.parameter + "=" + (costly == 'a' ? d.value_a : d.value_b));
-    }
+    subject.SetParams(e.params);
     for (auto& m : MatchRules(rules, subject)) {
       for (auto& d : m.steering)
         if (std::none_of(e.config.begin(), e.config.end(),

@@ -145,6 +145,15 @@ Result<std::vector<Rule>> LoadRulesDir(const std::string& dir) {
   return all;
 }
 
+void RuleSubject::SetParams(const std::vector<ParamDelta>& deltas) {
+  params.clear();
+  costly_params.clear();
+  for (const auto& d : deltas) {
+    params.push_back(d.subject + " " + d.parameter);
+    costly_params.push_back(d.subject + " " + d.parameter + "=" + (costly == 'a' ? d.value_a : d.value_b));
+  }
+}
+
 std::vector<RuleMatch> MatchRules(const std::vector<Rule>& rules, const RuleSubject& s) {
   std::vector<RuleMatch> out;
   for (const auto& rule : rules) {

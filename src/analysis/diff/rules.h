@@ -44,6 +44,9 @@ struct RuleSubject {
   std::vector<std::string> costly_params;                 // "<subject> <parameter>=<costly side's value>"
   std::vector<ConfigDelta> config;                        // every differing key, values as a/b
   char costly = 'a';
+
+  // params and costly_params from one evidence's parameter differences.
+  void SetParams(const std::vector<ParamDelta>& deltas);
 };
 
 struct RuleMatch {
