@@ -9,8 +9,8 @@ them): a loop building a dataset or a list comprehension does a few per
 iteration, a training or inference loop hundreds. Two kinds of loop do as
 many and are passed over: one whose iteration builds modules (registers
 parameters: `[Block(d) for _ in range(n)]`, set-up), and one that runs
-inside a torch.nn.Module's method (the loop over blocks in a forward
-written in the script: part of a model, not its driver). Nested loops that both
+inside a torch.nn.Module's call (the loop over blocks in a forward written
+in the script: part of a model, not its driver). Nested loops that both
 qualify: the inner one ends an iteration first and is chosen (batches, not
 epochs; but also a loop over layers written in the script itself), so the
 caller can name the loop's line instead. Its first two iterations are
@@ -139,15 +139,17 @@ class ScriptSteps:
 
 
 def _inside_module(frame) -> bool:
-    """Whether `frame` (the loop's) runs inside a method of a torch.nn.Module:
-    some frame up the stack takes a Module as `self`."""
+    """Whether `frame` (the loop's) runs inside a call of a torch.nn.Module
+    (its forward and what that calls): torch's Module.__call__ is up the
+    stack. A training loop in a method of the user's own Module class that
+    is called directly (model.fit()) is not inside one."""
     torch = sys.modules.get("torch")
     if torch is None:
         return False
+    module = torch.nn.Module
+    calls = {getattr(module, name).__code__ for name in ("_call_impl", "_wrapped_call_impl") if hasattr(module, name)}
     while frame is not None:
-        code = frame.f_code
-        if code.co_argcount and code.co_varnames[0] == "self" and \
-                isinstance(frame.f_locals.get("self"), torch.nn.Module):
+        if frame.f_code in calls:
             return True
         frame = frame.f_back
     return False

@@ -153,3 +153,35 @@ def test_the_step_loop_is_the_scripts_not_a_loop_inside_its_model(tmp_path):
                        capture_output=True, text=True, env=env, timeout=600)
     assert p.returncode == 0, p.stderr
     assert f"train.py:{line} (<module>), 6 iterations" in p.stderr, p.stderr
+
+
+def test_a_training_loop_in_a_method_of_the_users_module_is_the_step_loop(tmp_path):
+    # Called directly (model.fit()), not through Module.__call__: the loop drives the model.
+    script = tmp_path / "fit.py"
+    script.write_text(textwrap.dedent("""
+        import torch
+        torch.manual_seed(0)
+        torch.set_num_threads(1)
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+            def forward(self, x):
+                return self.net(x)
+            def fit(self, steps):
+                opt = torch.optim.SGD(self.parameters(), lr=0.1)
+                x, y = torch.randn(8, 16), torch.randint(0, 4, (8,))
+                for _ in range(steps):                                       # the step loop
+                    torch.nn.functional.cross_entropy(self(x), y).backward()
+                    opt.step()
+                    opt.zero_grad()
+
+        Model().fit(6)
+    """))
+    line = next(n for n, s in enumerate(script.read_text().splitlines(), 1) if s.endswith("# the step loop"))
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    p = subprocess.run([PYTHON, "-m", "magneton", "record", "-v", "-o", str(tmp_path / "f.mgt"), str(script)],
+                       capture_output=True, text=True, env=env, timeout=600)
+    assert p.returncode == 0, p.stderr
+    assert f"fit.py:{line} (fit), 6 iterations" in p.stderr, p.stderr
