@@ -293,5 +293,34 @@ TEST(DiffPasses, TheHostsCodeBeforeAnOperatorCountsWithIt) {
   EXPECT_NEAR(r->b.account.waiting - r->a.account.waiting, kDelay * 1e-9, 0.1 * kDelay * 1e-9);
 }
 
+// One repetition slowed by something outside the step (here 50 ms more of the
+// host's own time in the middle of repetition 3 of 8): a note says the
+// per-iteration totals carry it; the regions' costs do not, so no finding.
+TEST(DiffPasses, AnUnevenRepetitionIsNotedAndMovesNoRegion) {
+  const std::string dir = std::string(MAGNETON_TEST_DATA) + "/torch/";
+  auto a = LoadRun(dir + "train_gelu_composite.mgt"), b = LoadRun(dir + "train_gelu_composite.mgt");
+  ASSERT_TRUE(a.ok() && b.ok());
+  const MatchResult match = MatchRuns(*a, *b);
+  auto one = [](const std::string&) { return 1.0; };
+  magneton::Run ma = fixture::MeasuredPass(*a, 8, one), mb = fixture::MeasuredPass(*b, 8, one);
+  const auto n = static_cast<int64_t>(b->ops.size());
+  for (auto& op : mb.ops)
+    if (op.id >= 3 * n + n / 2) op.start_ns += 50'000'000, op.end_ns += 50'000'000;
+  mb.info.end_ns += 50'000'000;
+  energy::Attribution ea = energy::Attribute(*a), eb = energy::Attribute(*b);
+  energy::Attribution mea = energy::Attribute(ma), meb = energy::Attribute(mb);
+  auto r = Diff(DiffInput{&*a, &ea, &ma, &mea}, DiffInput{&*b, &eb, &mb, &meb}, match, {});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  int uneven_a = 0, uneven_b = 0;
+  for (const auto& note : r->notes) {
+    uneven_a += note.rfind("run a: its iterations are uneven", 0) == 0;
+    uneven_b += note.rfind("run b: its iterations are uneven: 1 of 7", 0) == 0;
+  }
+  EXPECT_EQ(uneven_a, 0);
+  EXPECT_EQ(uneven_b, 1);
+  EXPECT_GT(r->b.account.total, r->a.account.total + 0.005);  // the mean carries it
+  EXPECT_EQ(r->waste_count(), 0);
+}
+
 }  // namespace
 }  // namespace magneton::analysis

@@ -402,6 +402,26 @@ std::vector<char> InRegions(const CostModel& cost, size_t ops, const MatchResult
   return out;
 }
 
+// Repetitions of a measured pass that one or more take more than twice the
+// typical one (another process, a garbage collection, I/O): the
+// per-iteration totals are means and carry them, the regions' costs do not.
+std::optional<std::string> UnevenIterations(const StepTimeline& tl) {
+  std::vector<double> s;
+  for (size_t i = 0; i < tl.steps.size(); ++i)
+    if (tl.full_period(i)) s.push_back((tl.steps[i].end_ns - tl.steps[i].start_ns) * 1e-9);
+  if (s.size() < 3) return std::nullopt;
+  std::vector<double> sorted = s;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted[sorted.size() / 2], slowest = sorted.back();
+  if (slowest <= 2 * median) return std::nullopt;
+  const auto slow = std::count_if(s.begin(), s.end(), [&](double x) { return x > 2 * median; });
+  return fmt::format(
+      "its iterations are uneven: {} of {} took more than twice the median {:.3g} ms (the slowest {:.3g} ms), slowed "
+      "by something outside the step (another process, a garbage collection, I/O); the per-iteration totals are "
+      "means and include them, the regions' costs (each region's median or fastest repetition) do not",
+      slow, s.size(), median * 1e3, slowest * 1e3);
+}
+
 // The per-iteration split of each side (accounting.h); the matched share then
 // comes from it, and a low one is said.
 void AccountIterations(const MatchResult& match, const CostModel& ca, const CostModel& cb, DiffReport& report) {
@@ -411,6 +431,7 @@ void AccountIterations(const MatchResult& match, const CostModel& ca, const Cost
     summary->account = AccountIteration(*cost, InRegions(*cost, ops, match, side == 'a'), report.energy_measured);
     const IterationAccount& acc = summary->account;
     if (!acc.available || acc.total <= 0) continue;
+    if (auto uneven = UnevenIterations(cost->timeline())) report.notes.push_back(fmt::format("run {}: {}", side, *uneven));
     *share = acc.matched_share();
     if (*share >= kLowMatchedShare || match.regions.empty()) continue;
     auto pct = [&](double x) { return x / acc.total * 100; };
