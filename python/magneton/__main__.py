@@ -40,6 +40,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="both (default): one run gives the recording pass (one step of the script's loop) and "
                         "the measured pass (the rest); recording or measured: the whole script as that pass")
     r.add_argument("--fingerprints", action="store_true", help="the same as --pass recording")
+    r.add_argument("--warmup", type=int, default=2,
+                   help="--pass both: iterations of the step loop run before the recording pass (default 2, "
+                        "at least 2: the loop is found by its first two)")
     r.add_argument("--steps", type=int, default=0,
                    help="--pass both: measure this many steps after the recording pass, then stop (default: all)")
     r.add_argument("--step-line", type=int, default=None,
@@ -114,11 +117,14 @@ def _recording(args, command: str) -> record:
         return record(args.output, fingerprints=True, **common)
     if args.passes == "measured":
         return record(args.output, **common)
-    # Both passes: paused until the step loop is found, one step of values, then measured steps.
+    # Both passes: paused through the warm-up iterations (the first two find the
+    # step loop, and its first step() call ends the second), one step of values,
+    # then measured steps.
     from torch.profiler import ProfilerAction
 
-    last = 1 + args.steps if args.steps > 0 else None
-    paused = lambda step: ProfilerAction.NONE if step == 0 or (last and step > last) else ProfilerAction.RECORD  # noqa: E731
+    first = args.warmup - 1
+    last = first + args.steps if args.steps > 0 else None
+    paused = lambda step: ProfilerAction.NONE if step < first or (last and step > last) else ProfilerAction.RECORD  # noqa: E731
     return record(args.output, fingerprints=True, fingerprint_steps=1, schedule=paused, **common)
 
 
@@ -136,6 +142,10 @@ def main(argv=None) -> int:
         return 2
     if args.steps < 0:
         sys.stderr.write(f"magneton: record: --steps {args.steps}: expected 0 (all) or more\n")
+        return 2
+    if args.warmup < 2:
+        sys.stderr.write(f"magneton: record: --warmup {args.warmup}: expected 2 or more (the step loop is found "
+                         "by its first two iterations)\n")
         return 2
     command = " ".join(["python"] + (["-m", args.module] if args.module else []) + args.target)
     try:

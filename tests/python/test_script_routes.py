@@ -85,6 +85,18 @@ def test_one_command_per_side_gives_both_passes(tmp_path):
     _check_gelu_waste(doc)
 
 
+def test_warmup_and_steps_choose_which_iterations_are_recorded(tmp_path):
+    # 12 iterations: 5 warm up, the 6th is the recording pass, the next 3 are measured, the rest run unwatched.
+    for gelu, out in (("tanh", "a.mgt"), ("fused", "b.mgt")):
+        p = _record(tmp_path, out, "--warmup", "5", "--steps", "3", gelu=gelu)
+        assert p.returncode == 0, p.stderr
+    doc = _diff(str(tmp_path / "a.mgt"), str(tmp_path / "b.mgt"))
+    assert doc["runs"]["a"]["measured_repeats"] == 3
+    _check_gelu_waste(doc)
+    p = _record(tmp_path, "c.mgt", "--warmup", "1", gelu="fused")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--warmup 1" in p.stderr, p.stderr
+
+
 def test_two_pass_route_finds_the_step_between_set_up_and_summary(tmp_path):
     for gelu, side in (("tanh", "a"), ("fused", "b")):
         assert _record(tmp_path, f"{side}.mgt", "--pass", "recording", gelu=gelu, iters=1).returncode == 0
