@@ -205,6 +205,37 @@ TEST(RegionMatch, ACheckTheHostBranchesOnIsNotTheOutput) {
   EXPECT_GT(m.regions.size(), 5u);
 }
 
+// A generation loop (model.generate): each step's output feeds the next step
+// and, at the end, a stopping check the host branches on (a dead end with no
+// value), while a small valued dead end (a position index nobody reads) comes
+// first among the outputs. The decoding is the program's work, not a side
+// output of the check: each step's GELU is matched on its own.
+TEST(RegionMatch, AGenerationLoopIsTheWorkNotASideOutputOfItsStoppingCheck) {
+  auto program = [](bool fused) {
+    tiny::Eager e;
+    tiny::T w = e.Input({8, 8}), pos = e.Input({1, 8}), h = e.Input({4, 8});
+    tiny::T p = e.AddScalar(pos, 1.0f);
+    tiny::T unread = e.Scale(p, 2.0f, "aten::unsqueeze");
+    for (int step = 0; step < 4; ++step) {
+      tiny::T x = e.Add(e.MatMul(h, w), p);
+      h = fused ? e.Gelu(x) : e.GeluComposite(x);
+    }
+    e.Record("aten::is_nonzero", {&h}, {});
+    (void)unread;
+    return std::move(e.run);
+  };
+  const magneton::Run a = program(false), b = program(true);
+  MatchResult m = MatchRuns(a, b);
+  testing::CheckWellFormed(m, a, b, MatchOptions{}.tolerance);
+  int gelus = 0;
+  for (const auto& r : m.regions) {
+    const auto fused = std::count_if(r.ops_b.begin(), r.ops_b.end(), [&](int64_t op) { return b.ops[op].name == "aten::gelu"; });
+    EXPECT_LE(fused, 1) << "two steps in one region";
+    gelus += static_cast<int>(fused);
+  }
+  EXPECT_EQ(gelus, 4);
+}
+
 // Recorded on the CPU (scripts/record_fixture.py train): one AdamW step of an
 // MLP whose GELU is written out on one side and fused on the other. A training
 // step has an output per parameter update, which no post-dominator path joins

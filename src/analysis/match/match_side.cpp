@@ -101,7 +101,12 @@ void FindComponents(MatchSide& s) {
         stack.push_back(*u);
       }
     }
-    if (meets && !UpdatesState(s, d)) {
+    // A side output is small beside the program (an unread cache, a logged
+    // statistic). One whose walk brings in most of the graph is its work: a
+    // generation loop's tokens feed a stopping check, so its last dead end is
+    // the host's bool, and the decoding steps lie behind it alone.
+    const bool most = 2 * seen.size() > static_cast<size_t>(n);
+    if (meets && !UpdatesState(s, d) && !most) {
       for (int32_t v : seen) side[v] = 1;
     } else {
       s.main_outputs.push_back(d);
