@@ -241,6 +241,24 @@ TEST(DiffPasses, ScopesAroundMatchedNodesAreAccountedByTheirNodes) {
   }
 }
 
+// The CPU training step against itself, 8 measured repetitions a side, with
+// host time inserted into b's measured pass: `delay(id)` ns before its op `id`,
+// every op from there on starting that much later.
+template <class Delay>
+Result<DiffReport> DelayedSelfDiff(const magneton::Run& run, const MatchResult& match, Delay delay) {
+  auto one = [](const std::string&) { return 1.0; };
+  magneton::Run ma = fixture::MeasuredPass(run, 8, one), mb = fixture::MeasuredPass(run, 8, one);
+  int64_t shift = 0;
+  for (auto& op : mb.ops) {  // ids run in start order
+    shift += delay(op.id);
+    op.start_ns += shift;
+    op.end_ns += shift;
+  }
+  mb.info.end_ns += shift;
+  energy::Attribution e = energy::Attribute(run), mea = energy::Attribute(ma), meb = energy::Attribute(mb);
+  return Diff(DiffInput{&run, &e, &ma, &mea}, DiffInput{&run, &e, &mb, &meb}, match, {});
+}
+
 // On a CPU run the host's own code between two operators (Python issuing the
 // next one) is part of the step: it counts with the operator it issues, as the
 // device's wait counts with the kernel it waited for. b's program spends 2 ms
@@ -248,26 +266,14 @@ TEST(DiffPasses, ScopesAroundMatchedNodesAreAccountedByTheirNodes) {
 // (consistent over the 8 repetitions: a few differing microseconds of Python
 // are jitter, tests/analysis/diff_recorded_test.cpp).
 TEST(DiffPasses, TheHostsCodeBeforeAnOperatorCountsWithIt) {
-  const std::string dir = std::string(MAGNETON_TEST_DATA) + "/torch/";
-  auto a = LoadRun(dir + "train_gelu_composite.mgt"), b = LoadRun(dir + "train_gelu_composite.mgt");
-  ASSERT_TRUE(a.ok() && b.ok());
-  const MatchResult match = MatchRuns(*a, *b);
-  auto one = [](const std::string&) { return 1.0; };
-  magneton::Run ma = fixture::MeasuredPass(*a, 8, one), mb = fixture::MeasuredPass(*b, 8, one);
+  auto run = LoadRun(std::string(MAGNETON_TEST_DATA) + "/torch/train_gelu_composite.mgt");
+  ASSERT_TRUE(run.ok());
+  const MatchResult match = MatchRuns(*run, *run);
   constexpr int64_t kDelay = 2'000'000;
-  const auto n = static_cast<int64_t>(b->ops.size());
+  const auto n = static_cast<int64_t>(run->ops.size());
   int64_t linear = 0;  // the step's first linear (its first op is a layer_norm)
-  while (b->ops[linear].name != "aten::linear" || b->ops[linear].parent != kNone) ++linear;
-  int64_t shift = 0;
-  for (auto& op : mb.ops) {  // ids run in start order: each such linear and all after it start later
-    if (op.id % n == linear) shift += kDelay;
-    op.start_ns += shift;
-    op.end_ns += shift;
-  }
-  mb.info.end_ns += shift;
-  energy::Attribution ea = energy::Attribute(*a), eb = energy::Attribute(*b);
-  energy::Attribution mea = energy::Attribute(ma), meb = energy::Attribute(mb);
-  auto r = Diff(DiffInput{&*a, &ea, &ma, &mea}, DiffInput{&*b, &eb, &mb, &meb}, match, {});
+  while (run->ops[linear].name != "aten::linear" || run->ops[linear].parent != kNone) ++linear;
+  auto r = DelayedSelfDiff(*run, match, [&](int64_t id) { return id % n == linear ? kDelay : 0; });
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_FALSE(r->findings.empty());
   const Finding& f = r->findings.front();
@@ -297,19 +303,11 @@ TEST(DiffPasses, TheHostsCodeBeforeAnOperatorCountsWithIt) {
 // host's own time in the middle of repetition 3 of 8): a note says the
 // per-iteration totals carry it; the regions' costs do not, so no finding.
 TEST(DiffPasses, AnUnevenRepetitionIsNotedAndMovesNoRegion) {
-  const std::string dir = std::string(MAGNETON_TEST_DATA) + "/torch/";
-  auto a = LoadRun(dir + "train_gelu_composite.mgt"), b = LoadRun(dir + "train_gelu_composite.mgt");
-  ASSERT_TRUE(a.ok() && b.ok());
-  const MatchResult match = MatchRuns(*a, *b);
-  auto one = [](const std::string&) { return 1.0; };
-  magneton::Run ma = fixture::MeasuredPass(*a, 8, one), mb = fixture::MeasuredPass(*b, 8, one);
-  const auto n = static_cast<int64_t>(b->ops.size());
-  for (auto& op : mb.ops)
-    if (op.id >= 3 * n + n / 2) op.start_ns += 50'000'000, op.end_ns += 50'000'000;
-  mb.info.end_ns += 50'000'000;
-  energy::Attribution ea = energy::Attribute(*a), eb = energy::Attribute(*b);
-  energy::Attribution mea = energy::Attribute(ma), meb = energy::Attribute(mb);
-  auto r = Diff(DiffInput{&*a, &ea, &ma, &mea}, DiffInput{&*b, &eb, &mb, &meb}, match, {});
+  auto run = LoadRun(std::string(MAGNETON_TEST_DATA) + "/torch/train_gelu_composite.mgt");
+  ASSERT_TRUE(run.ok());
+  const auto n = static_cast<int64_t>(run->ops.size());
+  auto r = DelayedSelfDiff(*run, MatchRuns(*run, *run),
+                           [&](int64_t id) -> int64_t { return id == 3 * n + n / 2 ? 50'000'000 : 0; });
   ASSERT_TRUE(r.ok()) << r.error().message;
   int uneven_a = 0, uneven_b = 0;
   for (const auto& note : r->notes) {
