@@ -71,9 +71,10 @@ class ScriptSteps:
         if self._tool is None:
             return False
         torch = sys.modules.get("torch")
-        if torch is not None:
-            self._params_hook = torch.nn.modules.module.register_module_parameter_registration_hook(
-                self._parameter_registered)
+        register = getattr(torch.nn.modules.module, "register_module_parameter_registration_hook", None) \
+            if torch is not None else None
+        if register is not None:  # torch >= 2.0
+            self._params_hook = register(self._parameter_registered)
         mon.register_callback(self._tool, mon.events.JUMP, self._jump)
         for c in self.codes:
             mon.set_local_events(self._tool, c, mon.events.JUMP)
