@@ -12,7 +12,7 @@ parameters: `[Block(d) for _ in range(n)]`, set-up), and one that runs
 inside a torch.nn.Module's call (the loop over blocks in a forward written
 in the script: part of a model, not its driver). Nested loops that both
 qualify: the inner one ends an iteration first and is chosen (batches, not
-epochs; but also a loop over layers written in the script itself), so the
+epochs; but also a loop over layers in a plain function of the script), so the
 caller can name the loop's line instead. Its first two iterations are
 warm-up (autotuning, lazy initialization, the allocator settling); each of
 its later iterations is one step.
@@ -51,7 +51,7 @@ class ScriptSteps:
         self.loop: Optional[tuple] = None  # (code, loop head) of the step loop once found
         self.iterations = 0                # of the step loop, since it was found
         self._ended: dict = {}             # loop -> operator count when its last iteration ended
-        self._in_model: set = set()        # loops found running inside a Module's method
+        self._in_model: set = set()        # loops found running inside a Module's call
         self._tool: Optional[int] = None
         self._params = 0                   # parameters registered by modules built so far
         self._params_hook = None
