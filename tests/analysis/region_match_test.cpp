@@ -46,6 +46,11 @@ testing::MatchScore MatchAndScore(const Variant& va, const Variant& vb, int laye
   return s;
 }
 
+// How many of a region's ops (one side's op ids) are named `name`.
+int64_t CountNamed(const magneton::Run& run, const std::vector<int64_t>& ops, const std::string& name) {
+  return std::count_if(ops.begin(), ops.end(), [&](int64_t op) { return run.ops[op].name == name; });
+}
+
 void ExpectPerfect(const testing::MatchScore& s) {
   EXPECT_EQ(s.correct, s.regions);
   EXPECT_EQ(s.recovered, s.labels) << "missed " << (s.missed.empty() ? "" : s.missed.front());
@@ -193,14 +198,10 @@ TEST(RegionMatch, ACheckTheHostBranchesOnIsNotTheOutput) {
   testing::CheckWellFormed(m, *a, *b, MatchOptions{}.tolerance);
   EXPECT_TRUE(m.unmatched_a.empty());
   EXPECT_TRUE(m.unmatched_b.empty());
-  auto has = [](const magneton::Run& run, const std::vector<int64_t>& ops, const std::string& name) {
-    for (auto op : ops)
-      if (run.ops[op].name == name) return true;
-    return false;
-  };
   bool solvers_paired = false;
   for (const auto& r : m.regions)
-    solvers_paired |= has(*a, r.ops_a, "aten::linalg_eigvals") && has(*b, r.ops_b, "aten::linalg_eigvalsh");
+    solvers_paired |=
+        CountNamed(*a, r.ops_a, "aten::linalg_eigvals") && CountNamed(*b, r.ops_b, "aten::linalg_eigvalsh");
   EXPECT_TRUE(solvers_paired);
   EXPECT_GT(m.regions.size(), 5u);
 }
@@ -229,7 +230,7 @@ TEST(RegionMatch, AGenerationLoopIsTheWorkNotASideOutputOfItsStoppingCheck) {
   testing::CheckWellFormed(m, a, b, MatchOptions{}.tolerance);
   int gelus = 0;
   for (const auto& r : m.regions) {
-    const auto fused = std::count_if(r.ops_b.begin(), r.ops_b.end(), [&](int64_t op) { return b.ops[op].name == "aten::gelu"; });
+    const auto fused = CountNamed(b, r.ops_b, "aten::gelu");
     EXPECT_LE(fused, 1) << "two steps in one region";
     gelus += static_cast<int>(fused);
   }
@@ -250,9 +251,6 @@ TEST(RegionMatch, ATrainingStepMatchesEveryParameterUpdate) {
   testing::CheckWellFormed(m, *a, *b, MatchOptions{}.tolerance);
   EXPECT_TRUE(m.unmatched_a.empty());
   EXPECT_TRUE(m.unmatched_b.empty());
-  auto count = [](const magneton::Run& run, const std::vector<int64_t>& ops, const std::string& name) {
-    return std::count_if(ops.begin(), ops.end(), [&](int64_t op) { return run.ops[op].name == name; });
-  };
   // Ops of the backward pass: inside an autograd node (they carry its forward
   // op) or the engine's own work around it (a gradient summed in evaluate_function).
   auto backward = [](const magneton::Run& run, const std::vector<int64_t>& ops) {
@@ -264,20 +262,20 @@ TEST(RegionMatch, ATrainingStepMatchesEveryParameterUpdate) {
   };
   int updates = 0, first_linear = -1, gelu = -1;
   for (const auto& r : m.regions) {
-    const auto ua = count(*a, r.ops_a, "aten::addcdiv_"), ub = count(*b, r.ops_b, "aten::addcdiv_");
+    const auto ua = CountNamed(*a, r.ops_a, "aten::addcdiv_"), ub = CountNamed(*b, r.ops_b, "aten::addcdiv_");
     EXPECT_EQ(ua, ub);
     EXPECT_LE(ua, 1) << "two parameter updates in one region";
     updates += static_cast<int>(ua);
-    if (first_linear < 0 && count(*a, r.ops_a, "aten::linear")) first_linear = static_cast<int>(r.id);
-    if (count(*a, r.ops_a, "aten::tanh")) gelu = static_cast<int>(r.id);
+    if (first_linear < 0 && CountNamed(*a, r.ops_a, "aten::linear")) first_linear = static_cast<int>(r.id);
+    if (CountNamed(*a, r.ops_a, "aten::tanh")) gelu = static_cast<int>(r.id);
   }
   EXPECT_EQ(updates, 6);  // weights and biases of the LayerNorm and both Linears
   ASSERT_GE(first_linear, 0);
   const RegionMatch& lin = m.regions[first_linear];
   EXPECT_EQ(backward(*a, lin.ops_a), 0);
-  EXPECT_EQ(count(*b, lin.ops_b, "aten::linear"), 1);
+  EXPECT_EQ(CountNamed(*b, lin.ops_b, "aten::linear"), 1);
   ASSERT_GE(gelu, 0);
-  EXPECT_EQ(count(*b, m.regions[gelu].ops_b, "aten::gelu"), 1);
+  EXPECT_EQ(CountNamed(*b, m.regions[gelu].ops_b, "aten::gelu"), 1);
   // The GELU written out saves its intermediates for the backward pass, the
   // fused one only its input: the forward is still a region of its own, and
   // so is the backward (docs/matching.md, "Saved activations").
@@ -285,7 +283,7 @@ TEST(RegionMatch, ATrainingStepMatchesEveryParameterUpdate) {
   EXPECT_EQ(backward(*b, m.regions[gelu].ops_b), 0);
   int gelu_backward = -1;
   for (const auto& r : m.regions)
-    if (count(*b, r.ops_b, "aten::gelu_backward")) gelu_backward = static_cast<int>(r.id);
+    if (CountNamed(*b, r.ops_b, "aten::gelu_backward")) gelu_backward = static_cast<int>(r.id);
   ASSERT_GE(gelu_backward, 0);
   EXPECT_EQ(backward(*a, m.regions[gelu_backward].ops_a), static_cast<int64_t>(m.regions[gelu_backward].ops_a.size()));
 }

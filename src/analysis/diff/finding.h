@@ -47,7 +47,7 @@ struct SideCost {
                                 // them, from a measured pass), else op wall time
   double wait_seconds = 0;      // of seconds: the device idle before this work, waiting for its launch
                                 // (on a CPU run: the host's own code before the operators)
-  std::vector<double> waits;    // wait_seconds per measured repetition costed (empty without a measured pass)
+  std::vector<double> waits;    // wait_seconds per repetition costed (one without a measured pass)
   CostSource source = CostSource::kTime;
   std::vector<double> instances;  // per-instance cost (J, or s when kTime), for the noise test
   // The compared quantity: joules when measured, else seconds.

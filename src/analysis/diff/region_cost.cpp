@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <unordered_set>
+#include <utility>
 
 namespace magneton::analysis {
 
@@ -243,7 +244,7 @@ SideCost CostModel::Cost(const std::vector<int64_t>& ops) const {
       unknown_joules |= std::isnan(c.joules);  // time-only replays
     }
   SideCost out;
-  if (measured_) out.waits = waits;
+  out.waits = std::move(waits);
   if (any_replay && all_replay) {
     out.source = CostSource::kReplay;
   } else if (!energy_measured()) {
@@ -255,12 +256,12 @@ SideCost CostModel::Cost(const std::vector<int64_t>& ops) const {
   if (fastest_ && by_time) {
     const auto fastest = std::min_element(seconds.begin(), seconds.end()) - seconds.begin();
     out.seconds = seconds[fastest];
-    out.wait_seconds = waits[fastest];
+    out.wait_seconds = out.waits[fastest];
     out.instances = {out.seconds};
     return out;
   }
   out.seconds = Median(seconds);
-  out.wait_seconds = Median(waits);
+  out.wait_seconds = Median(out.waits);
   if (!by_time) out.joules = Median(joules);
   out.instances = by_time ? seconds : joules;
   return out;
