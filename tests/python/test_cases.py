@@ -118,8 +118,10 @@ def test_distributed_case_runs_both_sides_on_two_gloo_ranks(tmp_path):
     pytest.importorskip("torch")
     steps = {}
     for side in casekit.SIDES:
-        out = subprocess.run([sys.executable, str(CASES / "pytorch-181115" / f"{side}.py"), "--device", "cpu",
-                              "--small"], capture_output=True, text=True, timeout=300, check=True).stdout
+        p = subprocess.run([sys.executable, str(CASES / "pytorch-181115" / f"{side}.py"), "--device", "cpu",
+                            "--small"], capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, f"{side}: exit {p.returncode}\n{p.stderr[-3000:]}"  # the ranks' own words
+        out = p.stdout
         recs = [json.loads(l[len(casekit.TAG):]) for l in out.splitlines() if l.startswith(casekit.TAG)]
         assert sorted(r["rank"] for r in recs) == [0, 1], out
         steps[side] = {r["rank"]: (r["steps"], r["batches"]) for r in recs}
