@@ -120,6 +120,7 @@ MODES = {
     "plain": None,
     "measured": dict(energy="nvml"),                   # the default measured pass on a GPU
     "cupti": dict(energy="none"),                      # its CUPTI part alone
+    "kernels-only": dict(energy="none", env="none"),   # CUPTI without API call rows: what the launch rows cost
     # Its samplers alone: ops=False too, or no kernel tracing means operators are recorded
     # (2026-12-05 the label "samplers" measured operator recording: +118-167%).
     "samplers": dict(energy="nvml", kernels=False, ops=False),

@@ -184,7 +184,7 @@ class JaxSession {
       device_ids_.push_back(Place(dev));
     }
     if (kernels && has_gpu) {
-      auto k = KernelCorrelation::Start(holding_.get(), &devices_, &writer_mu_, /*all_api_calls=*/true);
+      auto k = KernelCorrelation::Start(holding_.get(), &devices_, &writer_mu_, "all");
       if (k.ok())
         kernels_ = std::move(k.value());
       else

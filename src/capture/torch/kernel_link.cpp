@@ -80,7 +80,7 @@ class CuptiCorrelation : public KernelCorrelation {
 }  // namespace
 
 Result<std::unique_ptr<KernelCorrelation>> KernelCorrelation::Start(RunWriter* writer, std::vector<Device>* devices,
-                                                                   std::mutex* writer_mutex, bool all_api_calls) {
+                                                                   std::mutex* writer_mutex, std::string_view api_calls) {
   TracerOptions options;
   options.devices = devices;
   options.writer_mutex = writer_mutex;
@@ -89,7 +89,8 @@ Result<std::unique_ptr<KernelCorrelation>> KernelCorrelation::Start(RunWriter* w
   // enabled one by one, a recording inside torch on the H200 got no API rows
   // and no external correlation: 0 of 140 kernels linked (2026-12-03); with
   // every API call on, 235 of 235 (2026-12-02).
-  options.api_calls = all_api_calls ? ApiCalls::kAll : ApiCalls::kLaunches;
+  if (!ParseApiCalls(api_calls, &options.api_calls))
+    return MakeError(ErrorCode::kInvalidArgument, "unknown API call selection '" + std::string(api_calls) + "'");
   options.launches_by_exclusion = true;  // the process's CUDA context exists already (tracer.h)
   auto tracer = CuptiTracer::Start(writer, options);
   if (!tracer.ok()) return tracer.error();
@@ -97,7 +98,7 @@ Result<std::unique_ptr<KernelCorrelation>> KernelCorrelation::Start(RunWriter* w
 }
 #else
 Result<std::unique_ptr<KernelCorrelation>> KernelCorrelation::Start(RunWriter*, std::vector<Device>*, std::mutex*,
-                                                                   bool) {
+                                                                   std::string_view) {
   return MakeError(ErrorCode::kUnavailable, "kernel tracing: this build has no CUPTI tracer");
 }
 #endif

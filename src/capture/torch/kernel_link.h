@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -73,12 +74,12 @@ class KernelCorrelation {
  public:
   // Starts the in-process CUPTI tracer writing kernels into `writer`; GPUs
   // are matched against the run's device table `devices`, which the tracer
-  // may append to while holding `writer_mutex`. `all_api_calls`: every CUDA
-  // API call becomes a row (needed for external correlation), else only the
-  // launch-like ones (api_selection.h). kUnavailable when this build has no
-  // tracer or CUPTI cannot start.
+  // may append to while holding `writer_mutex`. `api_calls`: which CUDA API
+  // calls become rows, "all" (needed for external correlation), "launches"
+  // or "none" (api_selection.h). kUnavailable when this build has no tracer
+  // or CUPTI cannot start; kInvalidArgument for another `api_calls`.
   static Result<std::unique_ptr<KernelCorrelation>> Start(RunWriter* writer, std::vector<Device>* devices,
-                                                          std::mutex* writer_mutex, bool all_api_calls);
+                                                          std::mutex* writer_mutex, std::string_view api_calls);
   virtual ~KernelCorrelation() = default;
   virtual void Push(uint64_t op_id) = 0;  // on the op's thread, at op start
   virtual void Pop() = 0;                 // same thread, at op end

@@ -39,15 +39,15 @@ void Keep(Status s, Status* first) {
   if (!s.ok() && first->ok()) *first = std::move(s);
 }
 
-// Whether the tracer records every CUDA API call: linking kernels to ops
-// needs it (kernel_link.h); the measured pass without ops records only the
+// Which CUDA API calls the tracer records: linking kernels to ops needs
+// every one (kernel_link.h); the measured pass without ops records only the
 // launch-like calls, which cost far less on launch-bound programs.
-// MAGNETON_TORCH_API=all|launches overrides.
-bool AllApiCalls(const RecorderOptions& o) {
+// MAGNETON_TORCH_API=all|launches|none overrides (none: for measuring what
+// the launch rows cost).
+std::string ApiCallsFor(const RecorderOptions& o) {
   const char* env = std::getenv("MAGNETON_TORCH_API");
-  if (env && std::string(env) == "all") return true;
-  if (env && std::string(env) == "launches") return false;
-  return o.ops;
+  if (env && *env) return env;
+  return o.ops ? "all" : "launches";
 }
 
 // CUPTI is touched only here, inside record(), never at import. Any failure
@@ -69,7 +69,7 @@ void StartKernelTracing(RecorderState& st) {
   }
   Result<std::unique_ptr<KernelCorrelation>> kernels = MakeError(ErrorCode::kUnavailable, "kernel tracing failed");
   try {
-    kernels = KernelCorrelation::Start(target, &st.devices, &st.writer_mu, AllApiCalls(st.options));
+    kernels = KernelCorrelation::Start(target, &st.devices, &st.writer_mu, ApiCallsFor(st.options));
   } catch (const std::exception& e) {
     kernels = MakeError(ErrorCode::kUnavailable, std::string("kernel tracing: ") + e.what());
   }
