@@ -21,7 +21,9 @@
 # its top finding. Files back in $OUT: log.txt, summary.txt, results.tgz (each
 # pair's table, JSON and HTML), runs.tar.xz (the run files, when they fit).
 #   usage on the device: carry [".gpudeps", ".gpubin"]; OUT=$OUT scripts/gpu/kernel_diff.sh
-#   BUDGET seconds (default 540), PAIRS (default: all of tf32 sync contiguous attention engine aa)
+#   BUDGET seconds (default 540), PAIRS (default: all of tf32 sync contiguous attention engine aa),
+#   ROUTE (kernel, the default: `magneton record -- CMD`; script: the same Python scripts through
+#   the one-command route `python -m magneton record -o X.mgt SCRIPT ARGS`, operators and both passes)
 # Budget: about 5 minutes on the H200 with .gpubin carried: 11 recordings of
 # 10-20 s each (imports, cuBLAS warm-up, ~3 s of steps), engine.cu ~15 s.
 # GPU_DRY=1: the same steps on a CPU with tiny models and build/magneton, to try
@@ -34,6 +36,7 @@ source scripts/gpu_env.sh
 OUT=${OUT:-/tmp/kernel-diff-out}
 BUDGET=${BUDGET:-540}
 PAIRS=${PAIRS:-"tf32 sync contiguous attention engine aa"}
+ROUTE=${ROUTE:-kernel}
 mkdir -p "$OUT"
 log="$OUT/log.txt"
 : > "$log"
@@ -50,7 +53,7 @@ if [ "$dry" = 1 ]; then
   gpt2=(--tiny --iters 5)
 else
   step "binaries"
-  gpu_build magneton magneton_cupti >> "$log" 2>&1 || { echo "build failed (log.txt)"; exit 1; }
+  gpu_build magneton magneton_cupti magneton_torch magneton_energy_py >> "$log" 2>&1 || { echo "build failed (log.txt)"; exit 1; }
   M=$PWD/build-gpu/magneton
   train=(--iters 300)
   gpt2=(--iters 150)
@@ -59,11 +62,21 @@ fi
 export MAGNETON_RULES=$PWD/rules
 [ -x "$M" ] || { echo "kernel_diff.sh: $M is not built" | tee -a "$log"; exit 1; }
 
-# record NAME CMD...: the program recorded whole; its own output line kept as the ground truth.
+# record NAME [OPTIONS] -- CMD...: the program recorded whole; its own output line kept as
+# the ground truth. ROUTE=script: a Python script is recorded with the one-command route
+# instead (`python -m magneton record -o X.mgt SCRIPT ARGS`: operators, both passes).
 record() {
   local name=$1; shift
   step "record $name: $*"
-  t 120 "$M" record -f -o "$W/runs/$name.mgt" "$@" > "$W/res/$name.out" 2>> "$log"
+  if [ "$ROUTE" = script ]; then
+    while [ "$1" != -- ]; do shift; done; shift
+    [ "$1" = "$py" ] || { echo "  not a Python script: left out of ROUTE=script" | tee -a "$log"; return; }
+    shift
+    set -- env PYTHONPATH="$PWD/python" "$py" -m magneton record -f -o "$W/runs/$name.mgt" "$@"
+  else
+    set -- "$M" record -f -o "$W/runs/$name.mgt" "$@"
+  fi
+  t 120 "$@" > "$W/res/$name.out" 2>> "$log"
   echo "  exit $?; $(grep -h 'train_script:\|forwards\|engine' "$W/res/$name.out" | tail -n 1)" | tee -a "$log"
 }
 # diff NAME A B: table, JSON and HTML of the kernel-level diff.
@@ -120,7 +133,7 @@ fi
 
 step "summary"
 {
-  echo "kernel-level diff, $(date -u +%F\ %T) UTC, $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo 'no GPU')"
+  echo "diff of whole programs (route $ROUTE), $(date -u +%F\ %T) UTC, $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo 'no GPU')"
   printf "%-11s %-5s %-9s %-10s %-8s %-12s %-12s %s\n" pair exit matched_by waste class costly saved/it "top finding"
   for name in tf32 sync contiguous attention engine aa; do
     j=$W/res/$name.json
