@@ -8,18 +8,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <utility>
 #include <vector>
 
 #include "cli/cmd_diff.h"
 #include "cli/commands.h"
 #include "cli/python_env.h"
-#include "energy/child_process.h"
 #include "report/json.h"
 #include "report/table.h"
 
@@ -43,59 +43,6 @@ int Spawn(const std::vector<std::string>& argv) {
   if (waitpid(pid, &status, 0) < 0) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
-
-struct DemoCase {
-  const char* name;
-  const char* module;
-  const char* variant_a;
-  const char* variant_b;
-  const char* what;
-};
-
-constexpr DemoCase kCases[] = {
-    {"gpt2-attention", "magneton.demo.gpt2_blocks", "eager", "sdpa",
-     "GPT-2 blocks: attention written out as matmul, softmax, matmul (a) vs scaled_dot_product_attention (b)"},
-    {"gpt2-conv1d", "magneton.demo.gpt2_blocks", "addmm", "mm_add",
-     "GPT-2 blocks: HF Conv1D as torch.addmm (a) vs mm + add (b)"},
-    {"gpt2-gelu", "magneton.demo.gpt2_blocks", "gelu_new", "gelu_fused",
-     "GPT-2 blocks: HF's gelu_new as 8 elementwise operators (a) vs the fused F.gelu (b)"},
-    {"unet-tf32", "magneton.demo.unet_tf32", "fp32", "tf32",
-     "UNet-like convolutions and linear layers: TF32 off (a) vs on (b)"},
-};
-
-// Whether `python` has what the demo needs, and its device ("cuda" or
-// "cpu"), in one interpreter start (importing torch and transformers takes
-// seconds of the demo's minute); an error names the import that failed.
-constexpr const char* kProbe = R"py(
-import sys
-try:
-    import torch, transformers, magneton.recorder as r
-    r.extension()
-except Exception as e:
-    print("%s: %s" % (type(e).__name__, e))
-    sys.exit(1)
-print("cuda" if torch.cuda.is_available() else "cpu")
-)py";
-
-Result<std::string> ProbePython(const std::string& python) {
-  auto r = energy::RunCaptured({python, "-c", kProbe}, 300);
-  std::string out = r.ok() ? r->out : r.error().message;
-  while (!out.empty() && std::isspace(static_cast<unsigned char>(out.back()))) out.pop_back();
-  out = out.substr(out.find_last_of('\n') + 1);  // the error's one line (npos + 1 is 0)
-  if (r.ok() && r->exit_code == 0 && (out == "cuda" || out == "cpu")) return out;
-  if (r.ok() && r->timed_out) out = "importing them took more than 300 s";
-  return MakeError(ErrorCode::kUnavailable,
-                   fmt::format("demo: {} cannot import torch, transformers and magneton._torch ({}); set "
-                               "MAGNETON_PYTHON to the project's venv python and build magneton_torch "
-                               "(scripts/build.sh), or install the package (pip install .)",
-                               python, out.empty() ? fmt::format("exit {}", r.ok() ? r->exit_code : -1) : out));
-}
-
-// On a GPU the attention pair: on the H200 eager attention costs GPT-2 small
-// 33% more energy per forward than SDPA (5.31 J vs 3.99 J, long-window NVML
-// ground truth), where the paper's Conv1D pair is 3% apart. On a CPU the GELU
-// pair, whose difference a CPU shows plainly by time alone.
-const char* AutoCase(const std::string& device) { return device == "cuda" ? "gpt2-attention" : "gpt2-gelu"; }
 
 // Seconds since the demo started, on the wall clock its recorders share
 // (MAGNETON_DEMO_T0), so every progress line carries one clock.
@@ -140,6 +87,22 @@ std::vector<std::string> Unmeasured(const analysis::DiffReport& r) {
   return out;
 }
 
+// The four run files the recordings wrote (python/magneton/demo/__main__.py's pair.json).
+Result<DiffArgs> ReadPair(const fs::path& out) {
+  const fs::path path = out / "pair.json";
+  std::ifstream in(path);
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  DiffArgs d;
+  for (auto [key, field] : {std::pair{"a", &d.a}, std::pair{"b", &d.b}, std::pair{"measured_a", &d.measured_a},
+                            std::pair{"measured_b", &d.measured_b}}) {
+    if (!j.is_object() || !j.contains(key) || !j[key].is_string())
+      return MakeError(ErrorCode::kCorrupt, fmt::format("{}: no run file '{}' (the recordings did not finish)",
+                                                        path.string(), key));
+    *field = j[key].get<std::string>();
+  }
+  return d;
+}
+
 int Demo(const DemoArgs& args) {
   Progress progress;
   const std::string python = ProjectPython();
@@ -149,36 +112,31 @@ int Demo(const DemoArgs& args) {
   if (ec)
     return Fail(MakeError(ErrorCode::kIo,
                           fmt::format("{}: cannot create the output directory: {}", args.out, ec.message())));
+  fs::remove(fs::path(args.out) / "pair.json", ec);  // a pair.json left by an earlier demo is not this one's
 
-  progress.Say("checking {}: torch, transformers, magneton._torch", python);
-  auto found = ProbePython(python);
-  if (!found.ok()) return Fail(found.error());
-  std::string which = args.which == "auto" ? AutoCase(args.device == "auto" ? *found : args.device) : args.which;
-  const DemoCase* c = nullptr;
-  for (const auto& k : kCases)
-    if (which == k.name) c = &k;
-  if (!c) return Fail(MakeError(ErrorCode::kInvalidArgument, fmt::format("demo: unknown case '{}'", which)));
-  fmt::print("magneton demo: {}\n", c->what);
-  DiffArgs d;
-  d.a = (fs::path(args.out) / fmt::format("{}.mgt", c->variant_a)).string();
-  d.b = (fs::path(args.out) / fmt::format("{}.mgt", c->variant_b)).string();
-  d.measured_a = (fs::path(args.out) / fmt::format("{}-measured.mgt", c->variant_a)).string();
-  d.measured_b = (fs::path(args.out) / fmt::format("{}-measured.mgt", c->variant_b)).string();
+  // Both variants in one Python process: torch, transformers and CUDA start once.
+  progress.Say("starting {}: torch, transformers, then each variant's model and passes", python);
+  std::vector<std::string> argv = {python, "-m", "magneton.demo", "--case", args.which, "--out", args.out,
+                                   "--device", args.device, "--size", args.size};
+  if (args.iterations > 0) argv.insert(argv.end(), {"--iterations", std::to_string(args.iterations)});
+  if (args.no_replay) argv.push_back("--no-replay");
+  const int rc = Spawn(argv);
+  if (rc == 127 || rc < 0)
+    return Fail(MakeError(ErrorCode::kUnavailable,
+                          fmt::format("demo: {} could not be started; set MAGNETON_PYTHON to the project's venv "
+                                      "python, or install the package (pip install .)",
+                                      python)));
+  if (rc == 3)  // its own line above says which import failed
+    return Fail(MakeError(ErrorCode::kUnavailable,
+                          fmt::format("demo: {} lacks torch, transformers or magneton._torch", python)));
+  if (rc != 0)
+    return Fail(MakeError(ErrorCode::kInternal,
+                          fmt::format("demo: recording failed ({} -m magneton.demo exited {})", python, rc)));
+  auto pair = ReadPair(args.out);
+  if (!pair.ok()) return Fail(pair.error());
+  DiffArgs d = std::move(pair.value());
   d.html = (fs::path(args.out) / "report.html").string();
   d.color = args.color;
-  for (auto [side, variant, out, measured] : {std::tuple{'a', c->variant_a, d.a, d.measured_a},
-                                              std::tuple{'b', c->variant_b, d.b, d.measured_b}}) {
-    progress.Say("run {} = {}: starting {} (torch, transformers, the model)", side, variant, python);
-    std::vector<std::string> argv = {python,       "-m",     c->module,  "--variant", variant,  "--out",  out,
-                                     "--measured", measured, "--device", args.device, "--size", args.size};
-    if (args.iterations > 0) argv.insert(argv.end(), {"--iterations", std::to_string(args.iterations)});
-    if (args.no_replay) argv.push_back("--no-replay");
-    int rc = Spawn(argv);
-    if (rc != 0)
-      return Fail(MakeError(ErrorCode::kInternal,
-                            fmt::format("demo: recording variant {} failed ({} -m {} exited {})", variant,
-                                        python, c->module, rc)));
-  }
 
   progress.Say("diff: matching the two recordings' values, costing the matched regions");
   auto session = RunDiff(d, 0.10);

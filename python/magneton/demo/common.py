@@ -9,11 +9,8 @@ import sys
 import time
 
 
-def parse_args(doc: str, variants: tuple[str, ...]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=doc.strip().splitlines()[0])
-    p.add_argument("--variant", choices=variants, required=True)
-    p.add_argument("--out", required=True, help="run file of the recording pass (fingerprints)")
-    p.add_argument("--measured", required=True, help="run file of the measured pass")
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """The options every demo recording takes (one variant, or a pair: __main__.py)."""
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     p.add_argument("--iterations", type=int, default=0,
                    help="iterations in the measured pass (default: about 1 s of them, at least 20, on a GPU; "
@@ -24,6 +21,14 @@ def parse_args(doc: str, variants: tuple[str, ...]) -> argparse.Namespace:
                    help="model size: small on the CPU; on a GPU medium for the attention pair, else full; "
                         "tiny for test fixtures")
     p.add_argument("--seed", type=int, default=0)
+
+
+def parse_args(doc: str, variants: tuple[str, ...]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=doc.strip().splitlines()[0])
+    p.add_argument("--variant", choices=variants, required=True)
+    p.add_argument("--out", required=True, help="run file of the recording pass (fingerprints)")
+    p.add_argument("--measured", required=True, help="run file of the measured pass")
+    add_run_options(p)
     return p.parse_args()
 
 

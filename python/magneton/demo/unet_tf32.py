@@ -47,9 +47,8 @@ class UNetLike(nn.Module):
         return self.out(self.up(torch.cat([u, d1], dim=1)))
 
 
-def main() -> None:
-    args = common.parse_args(__doc__, ("fp32", "tf32"))
-    device = common.pick_device(torch, args.device)
+def run(args, device: str) -> None:
+    """Records args.variant's two passes (common.record_passes) on `device`."""
     size = args.size if args.size != "auto" else ("full" if device == "cuda" else "small")
     channels, side, batch = SIZES[size]
     on = args.variant == "tf32"
@@ -61,6 +60,11 @@ def main() -> None:
     common.say(f"UNet-like {size}: {channels} channels, {side}x{side}, batch {batch}, on {device}, "
                f"TF32 {'on' if on else 'off'}")
     common.record_passes(args, lambda: model(x), device, args.variant)
+
+
+def main() -> None:
+    args = common.parse_args(__doc__, ("fp32", "tf32"))
+    run(args, common.pick_device(torch, args.device))
 
 
 if __name__ == "__main__":
