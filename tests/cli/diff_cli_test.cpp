@@ -237,6 +237,27 @@ TEST(DiffCli, DemoRecordsDiffsAndWritesTheReports) {
   EXPECT_GT(j["summary"]["regions"].get<int>(), 20);
   // On the CPU the demo is the GELU pair: its finding is the fused GELU.
   EXPECT_NE(j["findings"][0]["label"].get<std::string>().find("aten::gelu"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(out / "pair.json"));
+}
+
+// A Python that cannot run the demo: one line naming the import or the
+// interpreter, exit 2, and no stale pair.json taken for this demo's runs.
+TEST(DiffCli, DemoWithAPythonLackingTorchSaysWhich) {
+  if (std::system("python3 -c 'import torch' >/dev/null 2>&1") == 0)
+    GTEST_SKIP() << "this machine's python3 has torch";
+  fs::path out = TempDir() / "demo-no-torch";
+  fs::create_directories(out);
+  std::ofstream(out / "pair.json") << R"({"a": "x.mgt", "b": "y.mgt", "measured_a": "x.mgt", "measured_b": "y.mgt"})";
+  setenv("MAGNETON_PYTHON", "python3", 1);
+  CommandResult r = Magneton("demo --out " + out.string());
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("No module named 'torch'"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out / "pair.json"));
+  setenv("MAGNETON_PYTHON", "/nonexistent/python", 1);
+  CommandResult gone = Magneton("demo --out " + out.string());
+  EXPECT_EQ(gone.exit_code, 2);
+  EXPECT_NE(gone.err.find("/nonexistent/python could not be started"), std::string::npos) << gone.err;
+  unsetenv("MAGNETON_PYTHON");
 }
 
 }  // namespace
