@@ -1,6 +1,10 @@
 """The steps of an unmodified script (docs/recording.md, "One command"): the
-script's own loops, watched through sys.monitoring's JUMP events on the
-script's code objects only (every other module runs untouched).
+loops of the user's own code, watched through sys.monitoring's JUMP events:
+the script's code objects and every module that is not installed (neither
+the standard library nor site-packages: the `engine.py` beside a `train.py`
+that calls its `train_one_epoch`). A jump in installed code (torch,
+transformers, ...) is switched off at its first event, so libraries run
+untouched after their first pass.
 
 A loop's iteration ends where its body jumps back to the loop's head. The
 script's step loop is the first loop whose iteration runs at least
@@ -20,7 +24,9 @@ its later iterations is one step.
 
 from __future__ import annotations
 
+import os
 import sys
+import sysconfig
 import types
 from typing import Callable, Optional
 
@@ -45,6 +51,8 @@ class ScriptSteps:
     def __init__(self, code: types.CodeType, counted_ops: Callable[[], int], on_step: Callable[[], None],
                  line: Optional[int] = None):
         self.codes = code_objects(code)
+        self._script = set(self.codes)      # watched even where installed (`-m an.installed.module`)
+        self._users: dict = {}              # file name -> whether it is the user's code
         self.line = line                   # only the loop whose head is on this line of the script
         self.counted_ops = counted_ops
         self.on_step = on_step
@@ -76,8 +84,7 @@ class ScriptSteps:
         if register is not None:  # torch >= 2.0
             self._params_hook = register(self._parameter_registered)
         mon.register_callback(self._tool, mon.events.JUMP, self._jump)
-        for c in self.codes:
-            mon.set_local_events(self._tool, c, mon.events.JUMP)
+        mon.set_events(self._tool, mon.events.JUMP)
         return True
 
     def _parameter_registered(self, module, name, param):
@@ -93,13 +100,22 @@ class ScriptSteps:
         mon = getattr(sys, "monitoring", None)
         if mon is None or self._tool is None:
             return
-        for c in self.codes:
-            mon.set_local_events(self._tool, c, 0)
+        mon.set_events(self._tool, 0)
         mon.register_callback(self._tool, mon.events.JUMP, None)
         mon.free_tool_id(self._tool)
         self._tool = None
 
+    def _is_users(self, code) -> bool:
+        if code in self._script:
+            return True
+        mine = self._users.get(code.co_filename)
+        if mine is None:
+            mine = self._users[code.co_filename] = users_file(code.co_filename)
+        return mine
+
     def _jump(self, code, offset, destination):
+        if not self._is_users(code):
+            return sys.monitoring.DISABLE  # this jump, in installed code, never calls again
         if destination >= offset:  # forward: not the end of an iteration
             return None
         loop = (code, destination)
@@ -107,7 +123,8 @@ class ScriptSteps:
             if loop == self.loop:
                 self.iterations += 1
                 self.on_step()
-            return None
+                return None
+            return sys.monitoring.DISABLE  # only the step loop matters from now on
         if self.line is not None and _line_of(code, destination) != self.line:
             return None
         if loop in self._in_model:
@@ -125,10 +142,6 @@ class ScriptSteps:
             self._stop_counting_parameters()
             self.loop = loop
             self.iterations = 2
-            mon = sys.monitoring
-            for c in self.codes:  # from now on only the step loop's code object matters
-                if c is not code:
-                    mon.set_local_events(self._tool, c, 0)
             self.on_step()
         return None
 
@@ -137,6 +150,27 @@ class ScriptSteps:
             return "no loop"
         code, head = self.loop
         return f"the loop at {code.co_filename}:{_line_of(code, head)} ({code.co_name})"
+
+
+def _installed_dirs() -> tuple:
+    paths = sysconfig.get_paths()
+    dirs = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    dirs.add(os.path.dirname(os.path.abspath(__file__)))  # magneton's own, wherever it lives
+    return tuple(os.path.realpath(d) + os.sep for d in dirs)
+
+
+_INSTALLED = _installed_dirs()
+
+
+def users_file(name: str) -> bool:
+    """Whether code from the file `name` is the user's: a real file outside the
+    standard library, site-packages (of this environment or any other) and
+    magneton itself."""
+    if name.startswith("<"):  # <frozen ...>, <string>: not a file of the user's
+        return False
+    path = os.path.realpath(name)
+    parts = path.split(os.sep)
+    return not path.startswith(_INSTALLED) and "site-packages" not in parts and "dist-packages" not in parts
 
 
 def _inside_module(frame) -> bool:

@@ -197,3 +197,38 @@ def test_a_training_loop_in_a_method_of_the_users_module_is_the_step_loop(tmp_pa
                        capture_output=True, text=True, env=env, timeout=600)
     assert p.returncode == 0, p.stderr
     assert f"fit.py:{line} (fit), 6 iterations" in p.stderr, p.stderr
+
+
+def test_the_step_loop_may_live_in_a_module_of_the_users_project(tmp_path):
+    # train.py calls engine.train_one_epoch(), whose loop over batches is the
+    # step (the usual shape of a project: a driver and its engine module); an
+    # installed library's loops (torch's optimizer over its parameters) are not.
+    (tmp_path / "engine.py").write_text(textwrap.dedent("""
+        import torch
+
+        def train_one_epoch(model, opt, batches):
+            for x, y in batches:                                             # the step loop
+                torch.nn.functional.cross_entropy(model(x), y).backward()
+                opt.step()
+                opt.zero_grad()
+    """))
+    (tmp_path / "train.py").write_text(textwrap.dedent("""
+        import torch
+        from engine import train_one_epoch
+        torch.manual_seed(0)
+        torch.set_num_threads(1)
+        model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 4))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        batches = [(torch.randn(8, 16), torch.randint(0, 4, (8,))) for _ in range(5)]
+        for epoch in range(3):
+            train_one_epoch(model, opt, batches)
+        print("done")
+    """))
+    line = next(n for n, s in enumerate((tmp_path / "engine.py").read_text().splitlines(), 1)
+                if s.endswith("# the step loop"))
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    p = subprocess.run([PYTHON, "-m", "magneton", "record", "-v", "-o", str(tmp_path / "e.mgt"),
+                        str(tmp_path / "train.py")], capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "done"
+    assert f"engine.py:{line} (train_one_epoch), 15 iterations" in p.stderr, p.stderr
