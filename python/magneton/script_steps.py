@@ -53,6 +53,7 @@ class ScriptSteps:
         self.codes = code_objects(code)
         self._script = set(self.codes)      # watched even where installed (`-m an.installed.module`)
         self._users: dict = {}              # file name -> whether it is the user's code
+        self._pid = os.getpid()             # a forked child (a DataLoader worker) inherits the watching
         self.line = line                   # only the loop whose head is on this line of the script
         self.counted_ops = counted_ops
         self.on_step = on_step
@@ -114,8 +115,8 @@ class ScriptSteps:
         return mine
 
     def _jump(self, code, offset, destination):
-        if not self._is_users(code):
-            return sys.monitoring.DISABLE  # this jump, in installed code, never calls again
+        if not self._is_users(code) or os.getpid() != self._pid:
+            return sys.monitoring.DISABLE  # installed code, or a forked worker's: this jump never calls again
         if destination >= offset:  # forward: not the end of an iteration
             return None
         loop = (code, destination)
