@@ -45,9 +45,9 @@ def _parser() -> argparse.ArgumentParser:
                         "at least 2: the loop is found by its first two)")
     r.add_argument("--steps", type=int, default=0,
                    help="--pass both: measure this many steps after the recording pass, then stop (default: all)")
-    r.add_argument("--step-line", type=int, default=None,
-                   help="--pass both: the line of the script where its step loop begins (default: the first loop "
-                        "with 10 or more operators per iteration)")
+    r.add_argument("--step-line", default=None, metavar="[FILE:]N",
+                   help="--pass both: the line where the step loop begins, in the script or FILE (default: the "
+                        "first loop with 10 or more operators per iteration)")
     r.add_argument("--energy", default="auto", choices=ENERGY_CHOICES, help="energy sensors to sample (default auto)")
     r.add_argument("--no-stacks", action="store_true", help="skip Python call sites")
     r.add_argument("--no-kernels", action="store_true", help="skip CUDA kernel tracing")
@@ -146,6 +146,9 @@ def main(argv=None) -> int:
     if args.warmup < 2:
         sys.stderr.write(f"magneton: record: --warmup {args.warmup}: expected 2 or more (the step loop is found "
                          "by its first two iterations)\n")
+        return 2
+    if args.step_line is not None and not args.step_line.rpartition(":")[2].isdigit():
+        sys.stderr.write(f"magneton: record: --step-line {args.step_line}: expected a line number, N or FILE:N\n")
         return 2
     command = " ".join(["python"] + (["-m", args.module] if args.module else []) + args.target)
     try:

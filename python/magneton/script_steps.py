@@ -49,12 +49,14 @@ class ScriptSteps:
     end of the warm-up). `counted_ops()` is the recorder's operator count."""
 
     def __init__(self, code: types.CodeType, counted_ops: Callable[[], int], on_step: Callable[[], None],
-                 line: Optional[int] = None):
+                 line: Optional[str] = None):
         self.codes = code_objects(code)
         self._script = set(self.codes)      # watched even where installed (`-m an.installed.module`)
         self._users: dict = {}              # file name -> whether it is the user's code
         self._pid = os.getpid()             # a forked child (a DataLoader worker) inherits the watching
-        self.line = line                   # only the loop whose head is on this line of the script
+        # Only the loop whose head is on this line: "N" (any of the user's files) or "FILE:N".
+        self.file, _, number = line.rpartition(":") if line is not None else ("", "", "")
+        self.line = int(number) if line is not None else None
         self.counted_ops = counted_ops
         self.on_step = on_step
         self.loop: Optional[tuple] = None  # (code, loop head) of the step loop once found
@@ -126,7 +128,8 @@ class ScriptSteps:
                 self.on_step()
                 return None
             return sys.monitoring.DISABLE  # only the step loop matters from now on
-        if self.line is not None and _line_of(code, destination) != self.line:
+        if self.line is not None and (_line_of(code, destination) != self.line or
+                                      not _same_file(code.co_filename, self.file)):
             return None
         if loop in self._in_model:
             return None
@@ -189,6 +192,15 @@ def _inside_module(frame) -> bool:
             return True
         frame = frame.f_back
     return False
+
+
+def _same_file(name: str, wanted: str) -> bool:
+    """Whether `name` is the file `wanted` names (any file when it is empty): the same path, or one
+    that ends with it (`engine.py`, `src/engine.py`)."""
+    if not wanted:
+        return True
+    path, want = os.path.realpath(name), os.path.normpath(wanted)
+    return path == os.path.realpath(wanted) or path.endswith(os.sep + want)
 
 
 def _line_of(code: types.CodeType, offset: int) -> int:

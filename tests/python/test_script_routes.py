@@ -220,15 +220,26 @@ def test_the_step_loop_may_live_in_a_module_of_the_users_project(tmp_path):
         model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 4))
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
         batches = [(torch.randn(8, 16), torch.randint(0, 4, (8,))) for _ in range(5)]
-        for epoch in range(3):
+        for epoch in range(3):                                               # the epoch loop
             train_one_epoch(model, opt, batches)
         print("done")
     """))
-    line = next(n for n, s in enumerate((tmp_path / "engine.py").read_text().splitlines(), 1)
-                if s.endswith("# the step loop"))
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
-    p = subprocess.run([PYTHON, "-m", "magneton", "record", "-v", "-o", str(tmp_path / "e.mgt"),
-                        str(tmp_path / "train.py")], capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+
+    def line_of(name, mark):
+        return next(n for n, s in enumerate((tmp_path / name).read_text().splitlines(), 1) if s.endswith(mark))
+
+    def record(*options):
+        return subprocess.run([PYTHON, "-m", "magneton", "record", "-f", "-v", "-o", str(tmp_path / "e.mgt"), *options,
+                               str(tmp_path / "train.py")], capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                              env=dict(os.environ, PYTHONPATH=str(ROOT / "python")))
+
+    p = record()
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "done"
-    assert f"engine.py:{line} (train_one_epoch), 15 iterations" in p.stderr, p.stderr
+    assert f"engine.py:{line_of('engine.py', '# the step loop')} (train_one_epoch), 15 iterations" in p.stderr, p.stderr
+    # --step-line FILE:N takes the outer loop instead (the same line number in another file is not it).
+    epochs = line_of("train.py", "# the epoch loop")
+    p = record("--step-line", f"train.py:{epochs}")
+    assert f"train.py:{epochs} (<module>), 3 iterations" in p.stderr, p.stderr
+    p = record("--step-line", "train.py:x")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--step-line train.py:x" in p.stderr, p.stderr
