@@ -113,7 +113,9 @@ class ScriptSteps:
             return True
         mine = self._users.get(code.co_filename)
         if mine is None:
-            mine = self._users[code.co_filename] = users_file(code.co_filename)
+            # A file named by the step line is watched even where installed (a Trainer's loop).
+            name = code.co_filename
+            mine = self._users[name] = users_file(name) or (bool(self.file) and _same_file(name, self.file))
         return mine
 
     def _jump(self, code, offset, destination):

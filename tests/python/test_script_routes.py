@@ -243,3 +243,39 @@ def test_the_step_loop_may_live_in_a_module_of_the_users_project(tmp_path):
     assert f"train.py:{epochs} (<module>), 3 iterations" in p.stderr, p.stderr
     p = record("--step-line", "train.py:x")
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--step-line train.py:x" in p.stderr, p.stderr
+
+
+def test_a_step_loop_inside_an_installed_library_is_taken_when_its_line_is_named(tmp_path):
+    # A script whose loop is a library's (a Trainer's train()): not watched by
+    # default, so the command says there is no step; --step-line FILE:N names it.
+    lib = tmp_path / "site-packages"
+    lib.mkdir()
+    (lib / "looplib.py").write_text(textwrap.dedent("""
+        import torch
+
+        def fit(model, x, y, steps):
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for _ in range(steps):                                           # the library's loop
+                torch.nn.functional.cross_entropy(model(x), y).backward()
+                opt.step()
+                opt.zero_grad()
+    """))
+    (tmp_path / "run.py").write_text(textwrap.dedent("""
+        import torch, looplib
+        torch.manual_seed(0)
+        torch.set_num_threads(1)
+        model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+        looplib.fit(model, torch.randn(8, 16), torch.randint(0, 4, (8,)), 6)
+    """))
+    line = next(n for n, s in enumerate((lib / "looplib.py").read_text().splitlines(), 1) if s.endswith("loop"))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "python"), str(lib)]))
+
+    def record(*options):
+        return subprocess.run([PYTHON, "-m", "magneton", "record", "-f", "-v", "-o", str(tmp_path / "l.mgt"), *options,
+                               str(tmp_path / "run.py")], capture_output=True, text=True, timeout=600, env=env)
+
+    p = record()
+    assert p.returncode == 0 and "no loop" in p.stderr, p.stderr
+    p = record("--step-line", f"looplib.py:{line}")
+    assert p.returncode == 0, p.stderr
+    assert f"looplib.py:{line} (fit), 6 iterations" in p.stderr, p.stderr
