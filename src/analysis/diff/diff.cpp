@@ -431,7 +431,13 @@ void AccountIterations(const MatchResult& match, const CostModel& ca, const Cost
     summary->account = AccountIteration(*cost, InRegions(*cost, ops, match, side == 'a'), report.energy_measured);
     const IterationAccount& acc = summary->account;
     if (!acc.available || acc.total <= 0) continue;
-    if (auto uneven = UnevenIterations(cost->timeline())) report.notes.push_back(fmt::format("run {}: {}", side, *uneven));
+    const StepTimeline& tl = cost->timeline();
+    if (tl.foreign_windows > 0)
+      report.notes.push_back(fmt::format(
+          "run {}: {} of its iterations also ran {} {} outside the step (the program's other work between steps: "
+          "an evaluation, logging, a checkpoint); they are left out of the per-iteration figures",
+          side, tl.foreign_windows, tl.foreign_items, tl.on_device ? "kernels and copies" : "operators"));
+    if (auto uneven = UnevenIterations(tl)) report.notes.push_back(fmt::format("run {}: {}", side, *uneven));
     *share = acc.matched_share();
     if (*share >= kLowMatchedShare || match.regions.empty()) continue;
     auto pct = [&](double x) { return x / acc.total * 100; };

@@ -19,11 +19,35 @@ struct Span {
 // Over StepTimeline::full_period windows.
 template <class F>
 double MeanOverPeriods(const std::vector<StepWindow>& steps, F value) {
-  if (steps.empty()) return 0;
-  const size_t n = steps.size() > 1 ? steps.size() - 1 : 1;
   double sum = 0;
-  for (size_t i = 0; i < n; ++i) sum += value(steps[i]);
-  return sum / static_cast<double>(n);
+  size_t n = 0;
+  for (const StepWindow& w : steps)
+    if (w.counted) sum += value(w), ++n;
+  return n ? sum / static_cast<double>(n) : 0;
+}
+
+// Marks the windows that hold items outside every repetition (`outside`:
+// their start times) and leaves them out of the means where they are fewer
+// than half of the full periods.
+void MarkForeignWork(std::vector<int64_t> outside, StepTimeline& out) {
+  std::sort(outside.begin(), outside.end());
+  const size_t full = out.steps.size() > 1 ? out.steps.size() - 1 : out.steps.size();
+  size_t with = 0;
+  for (size_t i = 0; i < out.steps.size(); ++i) {
+    StepWindow& w = out.steps[i];
+    w.counted = out.steps.size() == 1 || i + 1 < out.steps.size();
+    auto lo = std::lower_bound(outside.begin(), outside.end(), w.start_ns);
+    auto hi = std::lower_bound(lo, outside.end(), w.end_ns);
+    w.foreign = hi - lo;
+    if (w.counted && w.foreign) ++with;
+  }
+  if (with == 0 || 2 * with >= full) return;
+  for (StepWindow& w : out.steps)
+    if (w.counted && w.foreign) {
+      w.counted = false;
+      ++out.foreign_windows;
+      out.foreign_items += w.foreign;
+    }
 }
 
 // Busy stretches of `spans` inside [from, to), merged; returns the idle gaps.
@@ -54,9 +78,13 @@ double StepTimeline::seconds() const {
 double StepTimeline::host_seconds() const {
   if (!on_device) return seconds();
   if (steps.size() < 2) return kUnmeasured;
-  for (const auto& w : steps)
-    if (w.launch_ns < 0) return kUnmeasured;
-  return (steps.back().launch_ns - steps.front().launch_ns) * 1e-9 / static_cast<double>(steps.size() - 1);
+  double sum = 0;
+  int64_t n = 0;
+  for (size_t i = 0; i + 1 < steps.size(); ++i) {
+    if (steps[i].launch_ns < 0 || steps[i + 1].launch_ns < 0) return kUnmeasured;
+    if (steps[i].counted) sum += (steps[i + 1].launch_ns - steps[i].launch_ns) * 1e-9, ++n;
+  }
+  return n ? sum / static_cast<double>(n) : kUnmeasured;
 }
 
 double StepTimeline::busy_seconds() const {
@@ -88,8 +116,10 @@ double StepTimeline::outside_joules() const {
 StepTimeline BuildStepTimeline(const Run& run, const energy::Attribution& energy, const PassAlignment& al) {
   StepTimeline out;
   std::vector<std::vector<Span>> reps(static_cast<size_t>(std::max<int64_t>(0, al.repeats)));
+  std::vector<int64_t> outside;  // start times of the items outside every repetition
   auto add = [&](int32_t rep, const Span& s) {
     if (rep >= 0 && rep < static_cast<int32_t>(reps.size()) && s.end >= s.start) reps[rep].push_back(s);
+    else if (rep < 0) outside.push_back(s.start);
   };
   out.kernel_wait.assign(run.kernels.size(), Wait{});
   out.transfer_wait.assign(run.transfers.size(), Wait{});
@@ -137,6 +167,7 @@ StepTimeline BuildStepTimeline(const Run& run, const energy::Attribution& energy
   // A window runs to the next one's start: its idle tail is its own.
   for (size_t i = 0; i + 1 < out.steps.size(); ++i)
     out.steps[i].end_ns = std::max(out.steps[i].start_ns, out.steps[i + 1].start_ns);
+  MarkForeignWork(std::move(outside), out);
 
   auto joules = [&](int64_t from, int64_t to) {
     double j = 0;

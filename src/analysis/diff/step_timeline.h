@@ -31,6 +31,10 @@ struct StepWindow {
   double idle_j = kUnmeasured;       // ...of its stretches with nothing running
   int64_t tail_ns = 0;               // idle after its last item, to the next window
   double tail_j = kUnmeasured;
+  // Items outside every repetition that start inside the window: the
+  // program's own work between two steps (an evaluation, a checkpoint).
+  int64_t foreign = 0;
+  bool counted = true;  // averaged into the per-iteration figures (StepTimeline::full_period)
 };
 
 // How long the device waited before an item of a repetition, since the
@@ -51,8 +55,11 @@ struct StepTimeline {
   double run_s = 0;
 
   // Per-iteration figures average the full periods: every window but the
-  // last, which ends with its last item rather than at the next iteration.
-  bool full_period(size_t window) const { return steps.size() == 1 || window + 1 < steps.size(); }
+  // last, which ends with its last item rather than at the next iteration,
+  // and but those holding other work of the program (StepWindow::foreign)
+  // where they are fewer than half (else that work is part of every step).
+  bool full_period(size_t window) const { return steps[window].counted; }
+  int64_t foreign_windows = 0, foreign_items = 0;  // windows left out for such work, and its items
   // Per iteration (means over the full periods).
   double seconds() const;       // device time (host time of a CPU run)
   double host_seconds() const;  // the host's launch period; NaN without launch records
