@@ -47,13 +47,17 @@ def _magneton():
     return str(binary)
 
 
+def _record_script(script: Path, out: Path, *options: str, args=(), path=(), cwd=None) -> subprocess.CompletedProcess:
+    """`python -m magneton record -f -v -o OUT [options] SCRIPT [args]`, with `path` on PYTHONPATH too."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "python"), *map(str, path)]))
+    return subprocess.run([PYTHON, "-m", "magneton", "record", "-f", "-v", "-o", str(out), *options, str(script),
+                           *args], capture_output=True, text=True, env=env, timeout=600, cwd=cwd)
+
+
 def _record(tmp: Path, out: str, *options: str, gelu: str, iters: int = 12) -> subprocess.CompletedProcess:
     script = tmp / "prog.py"
     script.write_text(SCRIPT)
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
-    return subprocess.run([PYTHON, "-m", "magneton", "record", "-f", "-v", "-o", str(tmp / out), *options,
-                           str(script), "--gelu", gelu, "--iters", str(iters)],
-                          capture_output=True, text=True, env=env, timeout=600)
+    return _record_script(script, tmp / out, *options, args=("--gelu", gelu, "--iters", str(iters)))
 
 
 def _diff(*args: str) -> dict:
@@ -160,9 +164,7 @@ def test_the_step_loop_is_the_scripts_not_a_loop_inside_its_model(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(MODEL_SCRIPT)
     line = next(n for n, s in enumerate(MODEL_SCRIPT.splitlines(), 1) if s.endswith("# the step loop"))
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
-    p = subprocess.run([PYTHON, "-m", "magneton", "record", "-v", "-o", str(tmp_path / "t.mgt"), str(script)],
-                       capture_output=True, text=True, env=env, timeout=600)
+    p = _record_script(script, tmp_path / "t.mgt")
     assert p.returncode == 0, p.stderr
     assert f"train.py:{line} (<module>), 6 iterations" in p.stderr, p.stderr
 
@@ -192,9 +194,7 @@ def test_a_training_loop_in_a_method_of_the_users_module_is_the_step_loop(tmp_pa
         Model().fit(6)
     """))
     line = next(n for n, s in enumerate(script.read_text().splitlines(), 1) if s.endswith("# the step loop"))
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
-    p = subprocess.run([PYTHON, "-m", "magneton", "record", "-v", "-o", str(tmp_path / "f.mgt"), str(script)],
-                       capture_output=True, text=True, env=env, timeout=600)
+    p = _record_script(script, tmp_path / "f.mgt")
     assert p.returncode == 0, p.stderr
     assert f"fit.py:{line} (fit), 6 iterations" in p.stderr, p.stderr
 
@@ -229,9 +229,7 @@ def test_the_step_loop_may_live_in_a_module_of_the_users_project(tmp_path):
         return next(n for n, s in enumerate((tmp_path / name).read_text().splitlines(), 1) if s.endswith(mark))
 
     def record(*options):
-        return subprocess.run([PYTHON, "-m", "magneton", "record", "-f", "-v", "-o", str(tmp_path / "e.mgt"), *options,
-                               str(tmp_path / "train.py")], capture_output=True, text=True, timeout=600, cwd=tmp_path,
-                              env=dict(os.environ, PYTHONPATH=str(ROOT / "python")))
+        return _record_script(tmp_path / "train.py", tmp_path / "e.mgt", *options, cwd=tmp_path)
 
     p = record()
     assert p.returncode == 0, p.stderr
@@ -268,11 +266,9 @@ def test_a_step_loop_inside_an_installed_library_is_taken_when_its_line_is_named
         looplib.fit(model, torch.randn(8, 16), torch.randint(0, 4, (8,)), 6)
     """))
     line = next(n for n, s in enumerate((lib / "looplib.py").read_text().splitlines(), 1) if s.endswith("loop"))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "python"), str(lib)]))
 
     def record(*options):
-        return subprocess.run([PYTHON, "-m", "magneton", "record", "-f", "-v", "-o", str(tmp_path / "l.mgt"), *options,
-                               str(tmp_path / "run.py")], capture_output=True, text=True, timeout=600, env=env)
+        return _record_script(tmp_path / "run.py", tmp_path / "l.mgt", *options, path=[lib])
 
     p = record()
     assert p.returncode == 0 and "no loop" in p.stderr, p.stderr
