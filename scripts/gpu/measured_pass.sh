@@ -21,7 +21,8 @@
 # tables, reports), pair-runs.tar.xz (the run files of 3), script-runs.tar.xz
 # (those of 4 and the MLP's recording and measured passes).
 #   usage on the device: carry [".gpudeps", ".gpubin"]; OUT=$OUT scripts/gpu/measured_pass.sh
-#   BUDGET seconds (default 540), ROUNDS (default 5), STEPS (default: all of 1 2 3 4)
+#   BUDGET seconds (default 540), ROUNDS (default 5), STEPS (default: all of 1 2 3 4),
+#   WORKLOADS (default: mlp gpt2-1x64 gpt2-8x512), INJECTION=0 skips step 1's injection-library loop
 # GPU_DRY=1: the same steps on a CPU with tiny models (with scripts/gpu/prebuild.sh's binaries
 # or a build in build/), to try the script:
 #   PATH=~/.cache/magneton/venv-py312/bin:$PATH GPU_DRY=1 OUT=/tmp/mp scripts/gpu/measured_pass.sh
@@ -33,6 +34,7 @@ OUT=${OUT:-/tmp/measured-pass-out}
 BUDGET=${BUDGET:-540}
 ROUNDS=${ROUNDS:-6}
 STEPS=${STEPS:-"1 2 3 4"}
+WORKLOADS=${WORKLOADS:-"mlp gpt2-1x64 gpt2-8x512"}
 mkdir -p "$OUT"
 log="$OUT/log.txt"
 : > "$log"
@@ -59,13 +61,13 @@ else
 fi
 
 if has 1; then
-  for w in mlp gpt2-1x64 gpt2-8x512; do
+  for w in $WORKLOADS; do
     step "overhead $w ($ROUNDS rounds)"
     t 150 $py scripts/gpu/measured_pass.py overhead "$w" --out "$W/runs" --rounds "$ROUNDS" 2>&1 | tail -n 3 | tee -a "$log"
     cp "$W/runs/$w-overhead.json" "$W/res/" 2>/dev/null
   done
   # The same MLP loop under the injection library: CUPTI set up before CUDA.
-  for r in 1 2 3; do
+  for r in $([ "${INJECTION:-1}" = 0 ] || echo 1 2 3); do
     for mode in plain record; do
       step "mlp loop, $mode ($r)"
       cmd=($py scripts/gpu/measured_pass.py loop mlp)
@@ -75,7 +77,7 @@ if has 1; then
   done
 fi
 if has 2; then
-  for w in mlp gpt2-1x64 gpt2-8x512; do
+  for w in $WORKLOADS; do
     step "per-iteration device time $w"
     r=$W/runs/$w
     t 60 "$M" diff "$r-rec.mgt" "$r-rec.mgt" --measured-a "$r-m.mgt" --measured-b "$r-m.mgt" --json \
