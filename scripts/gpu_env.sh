@@ -47,15 +47,15 @@ fit() {
 # (build-gpu/magneton, build-gpu/libmagneton_cupti.so, python/magneton/_*.so).
 # With .gpubin/ carried (scripts/gpu/prebuild.sh, run on the CPU machine) it
 # copies those binaries instead of compiling, so device time goes to measuring.
-# Where the tree is a git checkout (the CPU machine, GPU_DRY=1) and .gpubin was
-# built at another commit, it builds instead: stale binaries copied over
-# python/magneton/ would run the old code in every later test there.
+# Where .gpubin was built from other sources (scripts/gpu/sources_stamp.sh) it builds
+# instead: stale binaries copied over python/magneton/ would run the old code
+# in every later test there.
 gpu_build() {
   local here built
-  here=$(git rev-parse HEAD 2>/dev/null) || here=""
-  built=$(cat .gpubin/commit 2>/dev/null) || built=""
-  if [ -n "$here" ] && [ -d .gpubin ] && [ "$here" != "$built" ]; then
-    echo "gpu_build: .gpubin was built at ${built:-an unknown commit}, this tree is at $here: building here" \
+  here=$(scripts/gpu/sources_stamp.sh)
+  built=$(cat .gpubin/stamp 2>/dev/null) || built=""
+  if [ -d .gpubin ] && [ "$here" != "$built" ]; then
+    echo "gpu_build: .gpubin was built from other sources (stamp ${built:-none}, these $here): building here" \
       "(scripts/gpu/prebuild.sh refreshes it)"
   elif [ -f .gpubin/magneton ] && [ -f .gpubin/libmagneton_cupti.so ] && ls .gpubin/_torch.*.so >/dev/null 2>&1; then
     mkdir -p build-gpu && cp .gpubin/magneton .gpubin/libmagneton_cupti.so build-gpu/ &&

@@ -24,7 +24,7 @@ if [ ! -d .gpudeps ]; then
      nlohmann-json3-dev libcli11-dev libeigen3-dev >/dev/null 2>&1) || echo "prebuild: apt-get download failed" >&2
 fi
 rm -rf .gpubin && mkdir -p .gpubin
-git rev-parse HEAD > .gpubin/commit  # gpu_env.sh's gpu_build builds instead where the tree moved on
+scripts/gpu/sources_stamp.sh > .gpubin/stamp  # gpu_build builds instead where the sources moved on
 for f in "$bd/magneton" "$bd/libmagneton_cupti.so" python/magneton/_torch.*.so python/magneton/_energy.*.so; do
   objcopy --compress-debug-sections "$f" ".gpubin/$(basename "$f")"
 done
