@@ -193,7 +193,9 @@ def main(argv=None) -> int:
         sys.stderr.write(f"magneton: record: {args.output}: {which} ran three times or more in {file}, so there is no "
                          "step to record (record around the loop with magneton.record(...) and rec.step(), or use "
                          "--pass recording and --pass measured)\n")
-    elif args.verbose:
+    elif steps is not None and steps.inner_loop_hint():
+        sys.stderr.write(f"magneton: record: {args.output}: {steps.inner_loop_hint()}\n")
+    if args.verbose and not (steps is not None and steps.loop is None):
         s = rec.summary or {}
         where = f"; steps: {steps.describe()}, {steps.iterations} iterations" if steps is not None else ""
         sys.stderr.write(f"magneton: wrote {rec.path}: {s.get('ops', 0)} ops, {s.get('tensors', 0)} tensors{where}\n")

@@ -54,6 +54,7 @@ class ScriptSteps:
         self._script = set(self.codes)      # watched even where installed (`-m an.installed.module`)
         self._users: dict = {}              # file name -> whether it is the user's code
         self._pid = os.getpid()             # a forked child (a DataLoader worker) inherits the watching
+        self.calls = 0                     # calls of the step loop's function after the one it was found in
         # Only the loop whose head is on this line: "N" (any of the user's files) or "FILE:N".
         self.file, _, number = line.rpartition(":") if line is not None else ("", "", "")
         self.line = int(number) if line is not None else None
@@ -104,7 +105,10 @@ class ScriptSteps:
         if mon is None or self._tool is None:
             return
         mon.set_events(self._tool, 0)
+        if self.loop is not None:
+            mon.set_local_events(self._tool, self.loop[0], 0)
         mon.register_callback(self._tool, mon.events.JUMP, None)
+        mon.register_callback(self._tool, mon.events.PY_START, None)
         mon.free_tool_id(self._tool)
         self._tool = None
 
@@ -148,8 +152,28 @@ class ScriptSteps:
             self._stop_counting_parameters()
             self.loop = loop
             self.iterations = 2
+            if code.co_name != "<module>":  # count the calls of its function: is it a loop inside each step?
+                mon = sys.monitoring
+                mon.register_callback(self._tool, mon.events.PY_START, self._called)
+                mon.set_local_events(self._tool, code, mon.events.PY_START)
             self.on_step()
         return None
+
+    def _called(self, code, offset):
+        if os.getpid() == self._pid:
+            self.calls += 1
+
+    def inner_loop_hint(self) -> Optional[str]:
+        """A line when the step loop looks like a loop inside each step: its
+        function was called anew more often than it iterated per call (a
+        forward's loop over layers, called once per training step), where a
+        loop over batches runs many iterations in few calls (one per epoch)."""
+        calls = self.calls + 1
+        if self.loop is None or calls < 3 or self.iterations / calls >= calls:
+            return None
+        return (f"the step loop, {self.describe()}, ran about {self.iterations // calls} iterations in each of "
+                f"{calls} calls of its function: if each call is one step (a forward's loop over layers), name "
+                "the loop that drives the steps with --step-line FILE:N")
 
     def describe(self) -> str:
         if self.loop is None:

@@ -275,3 +275,37 @@ def test_a_step_loop_inside_an_installed_library_is_taken_when_its_line_is_named
     p = record("--step-line", f"looplib.py:{line}")
     assert p.returncode == 0, p.stderr
     assert f"looplib.py:{line} (fit), 6 iterations" in p.stderr, p.stderr
+
+
+def test_a_loop_over_layers_taken_as_the_step_says_how_to_name_the_real_one(tmp_path):
+    # A forward written as a plain function with a loop over its layers: the
+    # inner of two qualifying loops is taken, and the command says it ran a few
+    # iterations per call of its function, once per step, and how to name the step.
+    script = tmp_path / "mlp.py"
+    script.write_text(textwrap.dedent("""
+        import torch
+        torch.manual_seed(0)
+        torch.set_num_threads(1)
+        layers = [torch.nn.Linear(16, 16) for _ in range(4)]
+        params = [p for layer in layers for p in layer.parameters()]
+        opt = torch.optim.SGD(params, lr=0.1)
+        x = torch.randn(8, 16)
+
+        def forward(h):
+            for layer in layers:                                             # the layer loop
+                h = torch.nn.functional.gelu(layer(h)) + h
+            return h
+
+        for step in range(8):                                                # the step loop
+            forward(x).square().mean().backward()
+            opt.step()
+            opt.zero_grad()
+    """))
+    p = _record_script(script, tmp_path / "m.mgt")
+    assert p.returncode == 0, p.stderr
+    hint = [ln for ln in p.stderr.splitlines() if "--step-line" in ln]
+    assert len(hint) == 1 and "(forward)" in hint[0] and "4 iterations in each of 8 calls" in hint[0], p.stderr
+    line = next(n for n, s in enumerate(script.read_text().splitlines(), 1) if s.endswith("# the step loop"))
+    p = _record_script(script, tmp_path / "m.mgt", "--step-line", str(line))
+    assert p.returncode == 0 and "--step-line" not in p.stderr, p.stderr
+    assert f"mlp.py:{line} (<module>), 8 iterations" in p.stderr, p.stderr
