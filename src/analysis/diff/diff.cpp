@@ -508,6 +508,13 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
       report.host_time_only && options.normalize_host_time
           ? NormalizeHostTime(a, b, ca, cb, match, report, costs_a, costs_b)
           : 1;
+  if (!report.host_time_only) {
+    const LaunchDelayJudgement launches = JudgeLaunchDelays(a, b, ca, cb, match, costs_a, costs_b);
+    if (launches.slower) {
+      (launches.slower == 'a' ? ca : cb).MarkHostSlowerThroughout();
+      report.notes.push_back(launches.note);
+    }
+  }
   Groups g = GroupRegions(a, b, ca, cb, match, costs_a, costs_b, report);
 
   double whole_a = report.a.cost(), whole_b = report.b.cost() / scale_b;

@@ -39,7 +39,45 @@ double MedianLogRatio(const std::vector<size_t>& regions, const std::vector<Side
   return median;
 }
 
+// Matched regions whose code cannot differ: the same operators on the same
+// layouts, dispatched the same way on both sides.
+std::vector<size_t> Controls(const Run& a, const Run& b, const CostModel& ca, const CostModel& cb,
+                             const MatchResult& match) {
+  std::vector<size_t> out;
+  for (size_t r = 0; r < match.regions.size(); ++r) {
+    const RegionSide sa{&a, &ca, &match.regions[r].ops_a}, sb{&b, &cb, &match.regions[r].ops_b};
+    if (DispatchUnits(sa) == DispatchUnits(sb) && SameOperatorsAndLayouts(sa, sb)) out.push_back(r);
+  }
+  return out;
+}
+
 }  // namespace
+
+LaunchDelayJudgement JudgeLaunchDelays(const Run& a, const Run& b, const CostModel& ca, const CostModel& cb,
+                                       const MatchResult& match, const std::vector<SideCost>& costs_a,
+                                       const std::vector<SideCost>& costs_b) {
+  LaunchDelayJudgement j;
+  if (!ca.has_kernels() || !cb.has_kernels() || !ca.alignment() || !cb.alignment()) return j;
+  // A wait differs when it is a visible part of the region's time (2%).
+  int64_t longer_a = 0, longer_b = 0;
+  for (size_t r : Controls(a, b, ca, cb, match)) {
+    const SideCost &x = costs_a[r], &y = costs_b[r];
+    const double d = x.wait_seconds - y.wait_seconds, span = std::max(x.seconds, y.seconds);
+    if (span <= 0) continue;
+    ++j.controls;
+    if (std::fabs(d) > kNegligible * span) (d > 0 ? longer_a : longer_b)++;
+  }
+  j.agreeing = std::max(longer_a, longer_b);
+  if (j.controls < kMinControls || static_cast<double>(j.agreeing) < kAgreement * static_cast<double>(j.controls))
+    return j;
+  j.slower = longer_a > longer_b ? 'a' : 'b';
+  j.note = fmt::format(
+      "launch waits: in {} of the {} matched regions that run the same code the same way on both sides, the device "
+      "waited longer for {}'s launches: its host issued the same code more slowly throughout (machine load or "
+      "clocks), so a longer wait on {} is a cause only with a synchronization of its own",
+      j.agreeing, j.controls, j.slower, j.slower);
+  return j;
+}
 
 HostTimeJudgement JudgeHostTime(const Run& a, const Run& b, const CostModel& ca, const CostModel& cb,
                                 const MatchResult& match, const std::vector<SideCost>& costs_a,
@@ -49,15 +87,15 @@ HostTimeJudgement JudgeHostTime(const Run& a, const Run& b, const CostModel& ca,
     j.note = "host times: the runs come from different frameworks, so their host times are compared as measured";
     return j;
   }
-  std::vector<size_t> all, controls;
+  std::vector<size_t> all;
   std::set<std::string> compiled_a, compiled_b;  // compiled scopes of regions run eagerly on the other side
   for (size_t r = 0; r < match.regions.size(); ++r) {
     all.push_back(r);
     const RegionSide sa{&a, &ca, &match.regions[r].ops_a}, sb{&b, &cb, &match.regions[r].ops_b};
     const std::string scope_a = CompiledScope(sa), scope_b = CompiledScope(sb);
     if (scope_a.empty() != scope_b.empty()) (scope_a.empty() ? compiled_b : compiled_a).insert(scope_a + scope_b);
-    if (DispatchUnits(sa) == DispatchUnits(sb) && SameOperatorsAndLayouts(sa, sb)) controls.push_back(r);
   }
+  const std::vector<size_t> controls = Controls(a, b, ca, cb, match);
   int64_t ignored = 0;
   const double overall = MedianLogRatio(all, costs_a, costs_b, &ignored);
   j.controls = static_cast<int64_t>(controls.size());

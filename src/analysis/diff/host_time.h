@@ -29,4 +29,20 @@ HostTimeJudgement JudgeHostTime(const Run& a, const Run& b, const CostModel& ca,
                                 const MatchResult& match, const std::vector<SideCost>& costs_a,
                                 const std::vector<SideCost>& costs_b);
 
+// Runs on a device timeline: whether one side's host issued the same code
+// more slowly throughout (machine load, clocks), not in a few places: in most
+// regions whose code cannot differ (as above), the device waited longer for
+// that side's launches. Its waits are then no cause where its code is the
+// other's (root cause's "the host launches later" needs a difference of its
+// own: a synchronization, or a place where the rest do not wait).
+struct LaunchDelayJudgement {
+  char slower = 0;  // 'a' or 'b': that side's host was slower throughout; 0: not told
+  int64_t controls = 0, agreeing = 0;
+  std::string note;
+};
+
+LaunchDelayJudgement JudgeLaunchDelays(const Run& a, const Run& b, const CostModel& ca, const CostModel& cb,
+                                       const MatchResult& match, const std::vector<SideCost>& costs_a,
+                                       const std::vector<SideCost>& costs_b);
+
 }  // namespace magneton::analysis

@@ -36,6 +36,11 @@ class CostModel {
   // stalled worker threads) only ever adds time, so the fastest repetition
   // is the estimate, one instance per region.
   void UseFastestRepetition() { fastest_ = true; }
+  // This run's host issued the same code as the other's more slowly
+  // throughout (host_time.h, JudgeLaunchDelays): its longer launch waits
+  // are no cause by themselves.
+  void MarkHostSlowerThroughout() { host_slower_ = true; }
+  bool host_slower_throughout() const { return host_slower_; }
   bool has_kernels() const;
   bool used_replays() const { return !replay_by_signature_.empty(); }
   int64_t measured_repeats() const { return measured_ ? alignment_.repeats : 0; }
@@ -111,6 +116,7 @@ class CostModel {
   std::vector<double> rep_wait_s_;     // ...of which the device waited before the op's work
   bool time_only_ = false;
   bool fastest_ = false;
+  bool host_slower_ = false;
 };
 
 }  // namespace magneton::analysis

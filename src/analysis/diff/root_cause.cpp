@@ -408,6 +408,8 @@ std::optional<Evidence> WaitDelta(const RegionSide& a, const RegionSide& b, char
   auto sa = a.cost->syncs().Before(AllOps(a)), sb = b.cost->syncs().Before(AllOps(b));
   const bool kernels_only = !a.ops->empty() && a.run->ops[a.ops->front()].framework == "kernels";
   const bool synced = !kernels_only && Total(costly == 'a' ? sa : sb) - Total(costly == 'a' ? sb : sa) >= 0.5;
+  // A host slower throughout (machine load, clocks) waits longer everywhere: no cause here.
+  if (!synced && !kernels_only && (costly == 'a' ? a : b).cost->host_slower_throughout()) return std::nullopt;
   if (synced)
     e.summary += fmt::format("; synchronizing calls before them, per iteration: a {}, b {}", SyncPhrase(sa), SyncPhrase(sb));
   // Runs of kernels alone: the cause is told once their synchronizing calls are

@@ -170,6 +170,11 @@ std::optional<std::string> Explanation(const Finding& f, const RegionSide& ra, c
   }
   const SideCost& hi = f.costly == 'a' ? f.a : f.b;
   const SideCost& lo = f.costly == 'a' ? f.b : f.a;
+  if ((f.costly == 'a' ? ra : rb).cost->host_slower_throughout() && hi.wait_seconds > lo.wait_seconds)
+    return fmt::format(
+        "the device waited {} for these launches on {} and {} on {}, as it waited longer on {} in most regions "
+        "of unchanged code: {}'s host issued the same code more slowly throughout (load, clocks), not this code",
+        Duration(hi.wait_seconds), f.costly, Duration(lo.wait_seconds), lean, f.costly, f.costly);
   const double run_hi = hi.seconds - hi.wait_seconds, run_lo = lo.seconds - lo.wait_seconds;
   if (run_lo > 0 && run_hi > run_lo * (1 + options.threshold)) {
     const double clock_hi = MeanSmClock(f.costly == 'a' ? ra : rb), clock_lo = MeanSmClock(f.costly == 'a' ? rb : ra);
