@@ -50,8 +50,8 @@ class ScriptSteps:
 
     def __init__(self, code: types.CodeType, counted_ops: Callable[[], int], on_step: Callable[[], None],
                  line: Optional[str] = None):
-        self.codes = code_objects(code)
-        self._script = set(self.codes)      # watched even where installed (`-m an.installed.module`)
+        # The script's code objects: watched even where installed (`-m an.installed.module`).
+        self._script = set(code_objects(code))
         self._users: dict = {}              # file name -> whether it is the user's code
         self._pid = os.getpid()             # a forked child (a DataLoader worker) inherits the watching
         self.calls = 0                     # calls of the step loop's function after the one it was found in
