@@ -264,6 +264,7 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
             raise RuntimeError("magneton.record: step() outside the recording block")
         if self._active_now():
             self._active_done += 1
+            self._native.mark_step()
         self._step += 1
         phase = self._phase_of(self._step)
         if phase == self._phase:

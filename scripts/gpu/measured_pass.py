@@ -118,7 +118,8 @@ def timed(step, n: int) -> dict:
 # The modes `overhead` alternates: what runs around the same steps.
 MODES = {
     "plain": None,
-    "measured": dict(energy="nvml"),                   # the default measured pass on a GPU
+    "measured": dict(energy="nvml"),                   # the default measured pass on a GPU (API rows: waits)
+    "measured-launches": dict(energy="nvml", env="launches"),  # ...with a row per launch (the default before)
     "cupti": dict(energy="none"),                      # its CUPTI part alone
     "kernels-only": dict(energy="none", env="none"),   # CUPTI without API call rows: what the launch rows cost
     # Its samplers alone: ops=False too, or no kernel tracing means operators are recorded
@@ -147,7 +148,11 @@ def run_mode(mode: str, step, n: int, path: Path) -> dict:
         rec = magneton.record(str(path), overwrite=True, **options)
         rec.__enter__()
         t1 = time.perf_counter()
-        res = timed(step, n)
+
+        def marked():  # with the step mark a measured loop writes (rec.step())
+            step()
+            rec.step()
+        res = timed(marked, n)
         t2 = time.perf_counter()
         rec.__exit__(None, None, None)
         t3 = time.perf_counter()
@@ -227,6 +232,7 @@ def pair(args) -> None:
                          overwrite=True) as rec:
         for _ in range(n):
             step()
+            rec.step()
         sync()
     print(f"pair {args.variant}: recording pass and a measured pass of {n} forwards: {rec.summary}")
 

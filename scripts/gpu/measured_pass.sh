@@ -22,7 +22,8 @@
 # (those of 4 and the MLP's recording and measured passes).
 #   usage on the device: carry [".gpudeps", ".gpubin"]; OUT=$OUT scripts/gpu/measured_pass.sh
 #   BUDGET seconds (default 540), ROUNDS (default 5), STEPS (default: all of 1 2 3 4),
-#   WORKLOADS (default: mlp gpt2-1x64 gpt2-8x512), INJECTION=0 skips step 1's injection-library loop
+#   WORKLOADS (default: mlp gpt2-1x64 gpt2-8x512), INJECTION=0 skips step 1's injection-library loop,
+#   MODES (step 1's modes, comma-separated; default all of measured_pass.py's MODES)
 # GPU_DRY=1: the same steps on a CPU with tiny models (with scripts/gpu/prebuild.sh's binaries
 # or a build in build/), to try the script:
 #   PATH=~/.cache/magneton/venv-py312/bin:$PATH GPU_DRY=1 OUT=/tmp/mp scripts/gpu/measured_pass.sh
@@ -63,7 +64,7 @@ fi
 if has 1; then
   for w in $WORKLOADS; do
     step "overhead $w ($ROUNDS rounds)"
-    t 150 $py scripts/gpu/measured_pass.py overhead "$w" --out "$W/runs" --rounds "$ROUNDS" 2>&1 | tail -n 3 | tee -a "$log"
+    t 150 $py scripts/gpu/measured_pass.py overhead "$w" --out "$W/runs" --rounds "$ROUNDS" ${MODES:+--modes "$MODES"} 2>&1 | tail -n 3 | tee -a "$log"
     cp "$W/runs/$w-overhead.json" "$W/res/" 2>/dev/null
   done
   # The same MLP loop under the injection library: CUPTI set up before CUDA.
@@ -132,17 +133,19 @@ for w in ("mlp", "gpt2-1x64", "gpt2-8x512"):
     o = json.loads(f.read_text())
     dev = None
     sf = res / f"{w}-self.json"
+    host = None
     if sf.exists() and sf.stat().st_size:
         acc = json.loads(sf.read_text())["runs"]["a"].get("per_iteration") or {}
-        dev = acc.get("seconds")
+        dev, host = acc.get("seconds"), acc.get("host_seconds")
     ev = o["median_event_ms"]
-    print(f"{w}: {o['steps_per_run']} steps/run; api rows measured {o['measured_run'].get('api_calls')}, "
+    print(f"{w}: {o['steps_per_run']} steps/run; api rows measured {o['measured_run'].get('api_calls')} "
+          f"{o['measured_run'].get('api_names')}, ranges {o['measured_run'].get('ranges')}, "
           f"api-all {o['api_all_run'].get('api_calls')}")
     for m, ms in o["median_wall_ms"].items():
         print(f"  {m:<10} median {ms:8.3f} ms ({o['overhead_pct'][m]:+6.1f}%)  fastest {o['fastest_wall_ms'][m]:8.3f} "
               f"({o['fastest_overhead_pct'][m]:+6.1f}%)  event {ev[m]:8.3f}")
     if dev:
-        print(f"  device time per iteration in the last measured pass {dev * 1e3:.3f} ms "
+        print(f"  device time per iteration in the last measured pass {dev * 1e3:.3f} ms, host period {host} s "
               f"(its own event time {ev.get('measured', float('nan')):.3f}, plain {ev['plain']:.3f})")
 inj = res / "injection.txt"
 if inj.exists():

@@ -249,8 +249,9 @@ void RegisterRecord(CLI::App& app, Action& run) {
                   "Base name of the run files: BASE.<pid>.mgt per process (-o x.mgt with one process gives x.mgt)");
   sub->add_flag("--stacks", args->stacks, "Record native call stacks at kernel launches");
   sub->add_option("--api", args->api,
-                  "CUDA API calls to record: launches (launches, copies, syncs, allocations; default), all, none")
-      ->check(CLI::IsMember({"launches", "all", "none"}));
+                  "CUDA API calls to record: launches (launches, copies, syncs, allocations; default), waits (copies, "
+                  "syncs, allocations: no launches, cheaper on launch-bound programs), all, none")
+      ->check(CLI::IsMember({"launches", "waits", "all", "none"}));
   auto* only = sub->add_option("--only-ranges", args->only_ranges,
                                "Record only inside NVTX push/pop ranges whose name starts with PREFIX "
                                "(e.g. magneton:)");

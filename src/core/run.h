@@ -167,6 +167,11 @@ struct Range {
   friend bool operator==(const Range&, const Range&) = default;
 };
 
+// Magneton's own ranges: Monitor windows, and the zero-length marks the
+// recorder writes at the end of each of the program's steps (`rec.step()`).
+inline constexpr const char* kMagnetonDomain = "magneton";
+inline constexpr const char* kStepMark = "step";
+
 struct Frame {
   int64_t id = 0;
   std::string kind;             // "python" or "native"

@@ -59,7 +59,7 @@ Result<Measurement> Monitor::EndWindow(const std::string& name, bool settle) {
   Range r;
   r.id = static_cast<int64_t>(done_.size());
   r.name = name;
-  r.domain = "magneton";
+  r.domain = kMagnetonDomain;
   r.thread = static_cast<int64_t>(syscall(SYS_gettid));
   r.start_ns = m.start_ns;
   r.end_ns = m.end_ns;

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace magneton::analysis {
 namespace {
 
@@ -59,6 +61,61 @@ TEST(StepTimeline, OtherWorkInMostIterationsIsPartOfTheStep) {
   EXPECT_EQ(tl.foreign_windows, 0);
   for (size_t i = 0; i + 1 < tl.steps.size(); ++i) EXPECT_TRUE(tl.full_period(i)) << i;
   EXPECT_NEAR(tl.seconds(), (5 * 3e-3 + 2 * 2e-3) / 7, 1e-9);
+}
+
+// 6 repetitions of two 1 ms kernels on the device, 4 ms apart; the host
+// marks each step's end (`rec.step()`) every `mark_every` ns, and records
+// the first kernel's launch call when `launches`.
+Run DeviceRun(PassAlignment* al, int64_t mark_every, bool launches) {
+  Run run;
+  al->repeats = 6;
+  for (int32_t r = 0; r < 6; ++r)
+    for (int k = 0; k < 2; ++k) {
+      Kernel x;
+      x.id = static_cast<int64_t>(run.kernels.size());
+      x.name = k ? "gemm" : "relu";
+      x.start_ns = r * 4 * kMs + k * kMs;
+      x.end_ns = x.start_ns + kMs;
+      x.correlation = x.id + 1;
+      run.kernels.push_back(x);
+      al->kernel_rep.push_back(r);
+      if (launches && k == 0) {
+        ApiCall a;
+        a.id = static_cast<int64_t>(run.api_calls.size());
+        a.name = "cudaLaunchKernel_v7000";
+        a.correlation = x.correlation;
+        a.start_ns = r * 3 * kMs;  // the host runs ahead: 3 ms a step
+        a.end_ns = a.start_ns + 1000;
+        run.api_calls.push_back(a);
+      }
+    }
+  for (int i = 1; mark_every > 0 && i <= 6; ++i) {
+    Range m;
+    m.id = static_cast<int64_t>(run.ranges.size());
+    m.name = kStepMark;
+    m.domain = kMagnetonDomain;
+    m.start_ns = m.end_ns = i * mark_every;
+    run.ranges.push_back(m);
+  }
+  run.info.end_ns = 24 * kMs;
+  return run;
+}
+
+TEST(StepTimeline, HostPeriodFromLaunchCallsElseFromStepMarks) {
+  PassAlignment al;
+  StepTimeline launches = BuildStepTimeline(DeviceRun(&al, 0, true), energy::Attribution{}, al);
+  ASSERT_TRUE(launches.on_device);
+  EXPECT_NEAR(launches.seconds(), 4e-3, 1e-9);
+  EXPECT_NEAR(launches.host_seconds(), 3e-3, 1e-9);
+
+  PassAlignment al2;
+  StepTimeline marks = BuildStepTimeline(DeviceRun(&al2, 2500'000, false), energy::Attribution{}, al2);
+  EXPECT_EQ(marks.step_marks_ns.size(), 6u);
+  EXPECT_NEAR(marks.host_seconds(), 2.5e-3, 1e-9);
+
+  PassAlignment al3;
+  StepTimeline neither = BuildStepTimeline(DeviceRun(&al3, 0, false), energy::Attribution{}, al3);
+  EXPECT_TRUE(std::isnan(neither.host_seconds()));
 }
 
 }  // namespace

@@ -25,6 +25,21 @@ TEST(ApiSelection, KeepsWorkWaitsAndPollsDropsSetup) {
     EXPECT_FALSE(IsLaunchLikeApi(dropped)) << dropped;
 }
 
+TEST(ApiSelection, WaitsKeepWhatCanBlockTheHostNotLaunches) {
+  for (const char* kept : {"cudaStreamSynchronize_v3020", "cuCtxSynchronize", "cudaMemcpyAsync_v3020", "cuMemcpyDtoH_v2",
+                           "cudaMalloc_v3020", "cudaFree_v3020", "cudaEventQuery_v3020", "cudaEventSynchronize_v3020"})
+    EXPECT_TRUE(IsWaitLikeApi(kept)) << kept;
+  for (const char* dropped : {"cudaLaunchKernel_v7000", "cuLaunchKernelEx", "cudaGraphLaunch_v10000",
+                              "cudaMemsetAsync_v3020", "cudaGetDevice_v3020", "cudaEventRecord_v3020"})
+    EXPECT_FALSE(IsWaitLikeApi(dropped)) << dropped;
+  auto waits = SelectedApis(CUPTI_CB_DOMAIN_RUNTIME_API, ApiCalls::kWaits);
+  auto launches = SelectedApis(CUPTI_CB_DOMAIN_RUNTIME_API, ApiCalls::kLaunches);
+  EXPECT_TRUE(Has(waits, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020));
+  EXPECT_FALSE(Has(waits, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+  for (auto id : waits) EXPECT_TRUE(Has(launches, id)) << id;  // a subset of the launches' selection
+  EXPECT_LT(waits.size(), launches.size());
+}
+
 TEST(ApiSelection, PollsAreTheStreamAndEventQueries) {
   for (const char* poll : {"cudaStreamQuery_v3020", "cudaStreamQuery_ptsz_v7000", "cudaEventQuery_v3020", "cuStreamQuery",
                            "cuEventQuery"})
@@ -35,18 +50,18 @@ TEST(ApiSelection, PollsAreTheStreamAndEventQueries) {
 }
 
 TEST(ApiSelection, CallbackIdsComeFromLibcuptiNames) {
-  auto runtime = LaunchLikeApis(CUPTI_CB_DOMAIN_RUNTIME_API);
+  auto runtime = SelectedApis(CUPTI_CB_DOMAIN_RUNTIME_API, ApiCalls::kLaunches);
   EXPECT_TRUE(Has(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
   EXPECT_TRUE(Has(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020));
   EXPECT_TRUE(Has(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020));
   EXPECT_FALSE(Has(runtime, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020));
-  auto driver = LaunchLikeApis(CUPTI_CB_DOMAIN_DRIVER_API);
+  auto driver = SelectedApis(CUPTI_CB_DOMAIN_DRIVER_API, ApiCalls::kLaunches);
   EXPECT_TRUE(Has(driver, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
   EXPECT_FALSE(Has(driver, CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress_v2));
   // A small share of each table: most API functions are queries and setup.
   EXPECT_LT(runtime.size(), CUPTI_RUNTIME_TRACE_CBID_SIZE / 3);
   EXPECT_LT(driver.size(), CUPTI_DRIVER_TRACE_CBID_SIZE / 3);
-  EXPECT_TRUE(LaunchLikeApis(CUPTI_CB_DOMAIN_NVTX).empty());
+  EXPECT_TRUE(SelectedApis(CUPTI_CB_DOMAIN_NVTX, ApiCalls::kLaunches).empty());
 }
 
 TEST(ApiSelection, ParsesTheCommandLineNames) {
@@ -57,6 +72,8 @@ TEST(ApiSelection, ParsesTheCommandLineNames) {
   EXPECT_EQ(a, ApiCalls::kLaunches);
   EXPECT_FALSE(ParseApiCalls("some", &a));
   EXPECT_EQ(a, ApiCalls::kLaunches);
+  ASSERT_TRUE(ParseApiCalls("waits", &a));
+  EXPECT_EQ(a, ApiCalls::kWaits);
   EXPECT_STREQ(ApiCallsName(ApiCalls::kNone), "none");
 }
 

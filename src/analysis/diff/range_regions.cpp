@@ -149,7 +149,8 @@ std::string PathCounts(const Run& run, const std::vector<int64_t>& ops) {
 
 bool MatchesByRanges(const Run& a, const Run& b) {
   for (const Run* run : {&a, &b})
-    if (HoldsValues(*run) || run->kernels.empty() || run->ranges.empty()) return false;
+    if (HoldsValues(*run) || run->kernels.empty() || std::all_of(run->ranges.begin(), run->ranges.end(), IsMark))
+      return false;
   return true;
 }
 

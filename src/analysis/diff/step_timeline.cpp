@@ -77,14 +77,21 @@ double StepTimeline::seconds() const {
 
 double StepTimeline::host_seconds() const {
   if (!on_device) return seconds();
-  if (steps.size() < 2) return kUnmeasured;
   double sum = 0;
   int64_t n = 0;
-  for (size_t i = 0; i + 1 < steps.size(); ++i) {
-    if (steps[i].launch_ns < 0 || steps[i + 1].launch_ns < 0) return kUnmeasured;
-    if (steps[i].counted) sum += (steps[i + 1].launch_ns - steps[i].launch_ns) * 1e-9, ++n;
+  bool launches = steps.size() >= 2;
+  for (size_t i = 0; launches && i + 1 < steps.size(); ++i) {
+    launches = steps[i].launch_ns >= 0 && steps[i + 1].launch_ns >= 0;
+    if (launches && steps[i].counted) sum += (steps[i + 1].launch_ns - steps[i].launch_ns) * 1e-9, ++n;
   }
-  return n ? sum / static_cast<double>(n) : kUnmeasured;
+  if (launches) return n ? sum / static_cast<double>(n) : kUnmeasured;
+  if (step_marks_ns.size() < 2) return kUnmeasured;
+  std::vector<double> periods;
+  for (size_t i = 0; i + 1 < step_marks_ns.size(); ++i) periods.push_back((step_marks_ns[i + 1] - step_marks_ns[i]) * 1e-9);
+  if (foreign_windows == 0)
+    return (step_marks_ns.back() - step_marks_ns.front()) * 1e-9 / static_cast<double>(periods.size());
+  std::nth_element(periods.begin(), periods.begin() + periods.size() / 2, periods.end());
+  return periods[periods.size() / 2];
 }
 
 double StepTimeline::busy_seconds() const {
@@ -168,6 +175,9 @@ StepTimeline BuildStepTimeline(const Run& run, const energy::Attribution& energy
   for (size_t i = 0; i + 1 < out.steps.size(); ++i)
     out.steps[i].end_ns = std::max(out.steps[i].start_ns, out.steps[i + 1].start_ns);
   MarkForeignWork(std::move(outside), out);
+  for (const Range& r : run.ranges)
+    if (r.end_ns <= r.start_ns && r.domain == kMagnetonDomain && r.name == kStepMark) out.step_marks_ns.push_back(r.start_ns);
+  std::sort(out.step_marks_ns.begin(), out.step_marks_ns.end());
 
   auto joules = [&](int64_t from, int64_t to) {
     double j = 0;

@@ -51,6 +51,9 @@ struct StepTimeline {
   // By Op id, top-level ops of a host timeline only: the host's time since the
   // previous operator of the repetition ended (the Python that issues it).
   std::vector<Wait> op_wait;
+  // The program's step marks (`rec.step()`, core/run.h kStepMark), in time
+  // order: the host's period where launch calls were not recorded.
+  std::vector<int64_t> step_marks_ns;
   double run_j = kUnmeasured;  // the whole measured run, same devices
   double run_s = 0;
 
@@ -62,7 +65,10 @@ struct StepTimeline {
   int64_t foreign_windows = 0, foreign_items = 0;  // windows left out for such work, and its items
   // Per iteration (means over the full periods).
   double seconds() const;       // device time (host time of a CPU run)
-  double host_seconds() const;  // the host's launch period; NaN without launch records
+  // The host's period: between the launches of consecutive iterations, else
+  // between step marks (their median where some windows held other work);
+  // NaN with neither.
+  double host_seconds() const;
   double busy_seconds() const;
   double idle_seconds() const { return seconds() - busy_seconds(); }
   double joules() const;         // NaN when unmeasured

@@ -360,6 +360,10 @@ void ActivityProcessor::OnMarker(const CUpti_ActivityMarker2& r) {
   }
 }
 
+void ActivityProcessor::AddMark(ProcessorMark m) {
+  ranges_.Instant(std::move(m.name), kMagnetonDomain, m.thread, m.t_ns, /*nests=*/false);
+}
+
 Status ActivityProcessor::EndBatch() {
   while (!polling_.empty()) MAGNETON_RETURN_IF_ERROR(EndPolling(polling_.begin()->first));
   for (const Range& r : ranges_.TakeReady()) {

@@ -63,6 +63,13 @@ struct ProcessorCounts {
   int64_t malformed = 0;  // records shorter than their kind's structure
 };
 
+// An instant the recorder itself marks (CuptiTracer::Mark).
+struct ProcessorMark {
+  std::string name;
+  int64_t thread = 0;
+  int64_t t_ns = 0;
+};
+
 class ActivityProcessor {
  public:
   ActivityProcessor(RunWriter* writer, ProcessorOptions options);
@@ -70,6 +77,8 @@ class ActivityProcessor {
   // One record; `size` is the number of bytes it occupies. The record only
   // needs to live for the call.
   Status Process(const CUpti_Activity* record, size_t size);
+  // A zero-length range in domain "magneton", written with the next batch.
+  void AddMark(ProcessorMark m);
   // After each batch of buffers: writes finished ranges, forgets stale correlations.
   Status EndBatch();
   // The recording is over: ranges still open end at `end_ns`; stats are written.

@@ -14,17 +14,24 @@ namespace magneton::capture {
 
 enum class ApiCalls {
   kNone,      // no API call rows (kernels still placed by their op or their own start)
-  kLaunches,  // launches, copies, memsets, synchronization, polls, allocation (the default)
+  kWaits,     // only the calls that can make the host wait: synchronization, copies, polls, allocation
+  kLaunches,  // those and kernel, graph and memset launches (the default)
   kAll,       // every runtime and driver API call
 };
 
-// Parses "none", "launches", "all"; false for anything else.
+// Parses "none", "waits", "launches", "all"; false for anything else.
 bool ParseApiCalls(std::string_view text, ApiCalls* out);
 const char* ApiCallsName(ApiCalls a);
 
 // Whether an API function (CUPTI's callback name, "cudaLaunchKernel_v7000",
 // "cuMemcpyHtoDAsync_v2") belongs to kLaunches.
 bool IsLaunchLikeApi(std::string_view name);
+
+// Whether it belongs to kWaits: a call that can block until the device is
+// done (synchronize, copy, allocation, free) or polls it. A launch-bound loop
+// makes a few of these per step against one launch per kernel, so recording
+// only these costs almost nothing where the launches cost ~10% (docs/benchmarks.md).
+bool IsWaitLikeApi(std::string_view name);
 
 // Whether it asks the device whether work is done without waiting for it
 // (cudaStreamQuery, cudaEventQuery, cuStreamQuery, cuEventQuery): what a
@@ -33,8 +40,9 @@ bool IsLaunchLikeApi(std::string_view name);
 // with a count (activity_processor.h).
 bool IsPollingApi(std::string_view name);
 
-// The callback ids of `domain` (runtime or driver API) that IsLaunchLikeApi
-// selects (`launch_like`), or all the others, from libcupti's own names (no GPU needed).
-std::vector<CUpti_CallbackId> LaunchLikeApis(CUpti_CallbackDomain domain, bool launch_like = true);
+// The callback ids of `domain` (runtime or driver API) that `which` (kWaits
+// or kLaunches) selects (`selected`), or all the others, from libcupti's own
+// names (no GPU needed).
+std::vector<CUpti_CallbackId> SelectedApis(CUpti_CallbackDomain domain, ApiCalls which, bool selected = true);
 
 }  // namespace magneton::capture

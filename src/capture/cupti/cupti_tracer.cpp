@@ -44,6 +44,9 @@ constexpr uint32_t kCuptiFlushPeriodMs = 500;
 // well after its launch when the GPU queue is deep.
 constexpr int kAgeStacksEveryDrains = 8;
 
+// A selection of API calls, switched call by call (SetSelectedApis).
+bool Selective(ApiCalls a) { return a == ApiCalls::kLaunches || a == ApiCalls::kWaits; }
+
 // Kinds turned on and off with recording; DEVICE, CONTEXT and MARKER stay on
 // so devices are known and NVTX ranges are whole.
 std::vector<CUpti_ActivityKind> WorkKinds(const TracerOptions& o) {
@@ -53,7 +56,7 @@ std::vector<CUpti_ActivityKind> WorkKinds(const TracerOptions& o) {
     for (auto k : {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
                    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION})
       kinds.push_back(k);
-  if (o.api_calls == ApiCalls::kAll || (o.api_calls == ApiCalls::kLaunches && o.launches_by_exclusion))
+  if (o.api_calls == ApiCalls::kAll || (Selective(o.api_calls) && o.launches_by_exclusion))
     for (auto k : {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER}) kinds.push_back(k);
   if (o.kernels || o.transfers) kinds.push_back(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
   return kinds;
@@ -87,6 +90,10 @@ class Tracer final : public CuptiTracer {
     std::lock_guard<std::mutex> lock(gate_mu_);
     if (gate_.SetUser(enabled)) ApplyGate();
   }
+  void Mark(std::string name, int64_t thread, int64_t t_ns) override {
+    std::lock_guard<std::mutex> lock(completed_mu_);
+    marks_.push_back({std::move(name), thread, t_ns});
+  }
   Status Flush() override;
   Status Stop() override;
   Counts counts() const override;
@@ -107,7 +114,7 @@ class Tracer final : public CuptiTracer {
   }
   void ApplyGate();  // gate_mu_ held
   Status SetCollection(bool on);
-  Status SetLaunchLikeApis(bool on);
+  Status SetSelectedApis(bool on);
   void Disable(const std::string& why);
   void DrainLoop();
   Status DrainOnce();
@@ -123,6 +130,7 @@ class Tracer final : public CuptiTracer {
   std::mutex completed_mu_;
   std::condition_variable wake_;
   std::vector<std::pair<uint8_t*, size_t>> completed_;
+  std::vector<ProcessorMark> marks_;  // Mark()s since the last drain
   bool stopping_ = false;
   std::thread thread_;
   std::atomic<int64_t> dropped_{0};
@@ -131,7 +139,7 @@ class Tracer final : public CuptiTracer {
   std::mutex gate_mu_;
   RecordingGate gate_;
   bool collecting_ = false;
-  // ApiCalls::kLaunches: the callback ids turned on and off with collection.
+  // ApiCalls::kLaunches and kWaits: the callback ids turned on and off with collection.
   std::vector<CUpti_CallbackId> runtime_apis_, driver_apis_;
   std::atomic<bool> disabled_{false};
 
@@ -185,7 +193,7 @@ Status Tracer::Init() {
   // (cuptiActivityEnableRuntimeApi) recorded no API rows on the H200
   // (2026-12-04) while whole API kinds did. Without launch records kernels
   // cannot be placed in the range that launched them, so record every call.
-  if (!options_.only_ranges.empty() && options_.api_calls == ApiCalls::kLaunches) {
+  if (!options_.only_ranges.empty() && Selective(options_.api_calls)) {
     options_.api_calls = ApiCalls::kAll;
     pending_stats_.push_back(MakeStat(stats::kApiLaunchesRecordedAsAll, 1));
   }
@@ -262,20 +270,20 @@ Status Tracer::SetCollection(bool on) {
     }
     MAGNETON_RETURN_IF_ERROR(CuptiStatus(r, on ? "cuptiActivityEnable" : "cuptiActivityDisable"));
   }
-  if (options_.api_calls == ApiCalls::kLaunches) MAGNETON_RETURN_IF_ERROR(SetLaunchLikeApis(on));
+  if (Selective(options_.api_calls)) MAGNETON_RETURN_IF_ERROR(SetSelectedApis(on));
   collecting_ = on;
   return Status::Ok();
 }
 
-// kLaunches: the launch-like calls switched with collection; by exclusion,
-// the other calls switched off after the kinds were enabled whole (and
-// nothing to do when collection stops: the kinds go off whole).
-Status Tracer::SetLaunchLikeApis(bool on) {
+// kLaunches, kWaits: the selected calls switched with collection; by
+// exclusion, the other calls switched off after the kinds were enabled whole
+// (and nothing to do when collection stops: the kinds go off whole).
+Status Tracer::SetSelectedApis(bool on) {
   const bool exclude = options_.launches_by_exclusion;
   if (exclude && !on) return Status::Ok();
   if (runtime_apis_.empty() && driver_apis_.empty()) {
-    runtime_apis_ = LaunchLikeApis(CUPTI_CB_DOMAIN_RUNTIME_API, !exclude);
-    driver_apis_ = LaunchLikeApis(CUPTI_CB_DOMAIN_DRIVER_API, !exclude);
+    runtime_apis_ = SelectedApis(CUPTI_CB_DOMAIN_RUNTIME_API, options_.api_calls, !exclude);
+    driver_apis_ = SelectedApis(CUPTI_CB_DOMAIN_DRIVER_API, options_.api_calls, !exclude);
   }
   const uint8_t enable = exclude ? 0 : on;
   for (CUpti_CallbackId id : runtime_apis_)
@@ -296,7 +304,7 @@ void Tracer::Disable(const std::string& why) {
   // One line, on stderr, and the host program goes on untouched.
   std::fprintf(stderr, "magneton: kernel tracing stopped in process %d: %s\n", static_cast<int>(getpid()), why.c_str());
   for (auto kind : WorkKinds(options_)) (void)cuptiActivityDisable(kind);
-  if (options_.api_calls == ApiCalls::kLaunches) (void)SetLaunchLikeApis(false);
+  if (Selective(options_.api_calls)) (void)SetSelectedApis(false);
   collecting_ = false;
   std::lock_guard<std::mutex> lock(stats_mu_);
   pending_stats_.push_back(MakeStat(stats::kCuptiTracingDisabled, 1, why));
@@ -363,9 +371,11 @@ Status Tracer::ProcessBuffer(uint8_t* buffer, size_t valid) {
 Status Tracer::DrainOnce() {
   std::lock_guard<std::mutex> drain(drain_mu_);
   std::vector<std::pair<uint8_t*, size_t>> batch;
+  std::vector<ProcessorMark> marks;
   {
     std::lock_guard<std::mutex> lock(completed_mu_);
     batch.swap(completed_);
+    marks.swap(marks_);
   }
   std::lock_guard<std::mutex> writer(*writer_mu_);
   Status st = stacks_ ? stacks_->WriteNew(writer_) : Status::Ok();
@@ -374,6 +384,7 @@ Status Tracer::DrainOnce() {
     if (st.ok() && first_error_.ok()) st = ProcessBuffer(buffer, valid);
     pool_.Release(buffer);
   }
+  for (auto& m : marks) processor_.AddMark(std::move(m));
   if (st.ok()) st = processor_.EndBatch();
   if (callbacks_ && ++drains_ % kAgeStacksEveryDrains == 0) callbacks_->Age();
   if (st.ok()) st = WriteStats();

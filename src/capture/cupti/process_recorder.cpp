@@ -81,7 +81,7 @@ RecordSettings SettingsFromEnvironment(std::vector<std::string>* problems) {
   t.start_paused = Flag(env::kStartPaused, false);
   if (const char* v = Get(env::kOnlyRanges)) t.only_ranges = v;
   if (const char* v = Get(env::kApi); v && !ParseApiCalls(v, &t.api_calls))
-    problems->push_back(fmt::format("{}={}: expected launches, all or none; launches used", env::kApi, v));
+    problems->push_back(fmt::format("{}={}: expected launches, waits, all or none; launches used", env::kApi, v));
   for (auto [name, field] : {std::pair{env::kDelay, &t.delay_ns}, std::pair{env::kDuration, &t.duration_ns}}) {
     const char* v = Get(name);
     if (v && !Seconds(v, field)) problems->push_back(fmt::format("{}={}: not a number of seconds; ignored", name, v));

@@ -10,7 +10,7 @@ namespace magneton::capture::env {
 inline constexpr const char* kOutput = "MAGNETON_RECORD_OUTPUT";            // base path; files are <base>.<pid>.mgt
 inline constexpr const char* kCommand = "MAGNETON_RECORD_COMMAND";          // the command line, for RunInfo
 inline constexpr const char* kStacks = "MAGNETON_RECORD_STACKS";            // "1": native stacks at launches
-inline constexpr const char* kApi = "MAGNETON_RECORD_API";                 // "launches" (default), "all", "none"
+inline constexpr const char* kApi = "MAGNETON_RECORD_API";                 // "launches" (default), "waits", "all", "none"
 inline constexpr const char* kOnlyRanges = "MAGNETON_RECORD_ONLY_RANGES";   // NVTX range name prefix
 inline constexpr const char* kDelay = "MAGNETON_RECORD_DELAY_S";            // seconds before recording starts
 inline constexpr const char* kDuration = "MAGNETON_RECORD_DURATION_S";      // seconds of recording

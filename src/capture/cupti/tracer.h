@@ -64,6 +64,10 @@ class CuptiTracer {
   virtual void PopExternalId() = 0;
   // Pauses/resumes recording (magneton.start()/stop()).
   virtual void SetEnabled(bool enabled) = 0;
+  // An instant on the run's clock, written as a zero-length Range (domain
+  // "magneton") beside the NVTX ones: the program's step boundaries, which
+  // give the host's period when no launch calls are recorded (any thread).
+  virtual void Mark(std::string name, int64_t thread, int64_t t_ns) = 0;
   // Flushes activity buffers into the writer; Stop also unsubscribes.
   virtual Status Flush() = 0;
   virtual Status Stop() = 0;

@@ -72,6 +72,7 @@ class CuptiCorrelation : public KernelCorrelation {
   void Push(uint64_t op_id) override { tracer_->PushExternalId(op_id); }
   void Pop() override { tracer_->PopExternalId(); }
   void SetEnabled(bool on) override { tracer_->SetEnabled(on); }
+  void Mark(std::string name, int64_t thread, int64_t t_ns) override { tracer_->Mark(std::move(name), thread, t_ns); }
   Status Stop() override { return tracer_->Stop(); }
 
  private:

@@ -167,6 +167,7 @@ PYBIND11_MODULE(_torch, m) {
            py::arg("spectra_max_side") = 4096)
       .def("set_config", &Recorder::SetConfig)
       .def("set_info", &Recorder::SetInfoExtra)
+      .def("mark_step", &Recorder::MarkStep, "Marks the end of one of the program's steps (the host's period).")
       .def("rows_held", &Recorder::RowsHeld, "Operator rows in memory, not yet written to the run file.")
       .def("count_ops", &Recorder::SetOpCounting, py::arg("on"), "Counts operator calls without recording them.")
       .def_static("counted_ops", &Recorder::CountedOps, "Operator calls counted so far (count_ops).")

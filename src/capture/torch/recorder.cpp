@@ -41,13 +41,15 @@ void Keep(Status s, Status* first) {
 
 // Which CUDA API calls the tracer records: linking kernels to ops needs
 // every one (kernel_link.h); the measured pass without ops records only the
-// launch-like calls, which cost far less on launch-bound programs.
-// MAGNETON_TORCH_API=all|launches|none overrides (none: for measuring what
-// the launch rows cost).
+// calls that can make the host wait (the timeline's causes): a launch row per
+// kernel cost ~10% on launch-bound loops (docs/benchmarks.md), and the host's
+// period per step comes from the step marks instead. MAGNETON_TORCH_API=
+// all|launches|waits|none overrides (launches: the host's launch time of each
+// step; none: for measuring what the rows cost).
 std::string ApiCallsFor(const RecorderOptions& o) {
   const char* env = std::getenv("MAGNETON_TORCH_API");
   if (env && *env) return env;
-  return o.ops ? "all" : "launches";
+  return o.ops ? "all" : "waits";
 }
 
 // CUPTI is touched only here, inside record(), never at import. Any failure
@@ -166,6 +168,10 @@ Status Recorder::SetPhase(RecordPhase phase) {
   if (st.kernels) st.kernels->SetEnabled(phase != RecordPhase::kPaused);
   if (measured_from) SetInfoExtra("measured_from_ns", std::to_string(measured_from));
   return Status::Ok();
+}
+
+void Recorder::MarkStep() {
+  if (state_->kernels) state_->kernels->Mark(kStepMark, static_cast<int64_t>(gettid()), MonotonicNs());
 }
 
 void Recorder::SetOpCounting(bool on) { capture::SetOpCounting(*state_, on); }

@@ -79,6 +79,9 @@ class Recorder {
   // switch from the recording pass to the measured one is noted in RunInfo
   // (extra "measured_from_ns"): the diff splits such a file into its passes.
   Status SetPhase(RecordPhase phase);
+  // The end of one of the program's steps: a step mark on the run's clock
+  // (kStepMark), where kernels are traced; nothing else.
+  void MarkStep();
 
   void SetConfig(const std::string& key, const std::string& value);
   void SetInfoExtra(const std::string& key, const std::string& value);
