@@ -16,26 +16,7 @@ namespace {
 
 using fixture::Conv1DPair;
 using fixture::Pair;
-
-// Adds a host CPU device whose process (and main thread) was on a CPU
-// `busy` of the run's wall time, read every 1/10 of the window.
-void AddProcfs(Run& run, double busy, double watts_per_core = 5.0) {
-  int32_t cpu = static_cast<int32_t>(run.devices.size());
-  run.devices.push_back({cpu, "cpu", "Test CPU (2 CPUs)", "", -1, 0});
-  int64_t from = run.info.start_ns, to = run.info.end_ns;
-  auto series = [&](const std::string& sensor, const std::string& unit, const std::string& source, double scale) {
-    SensorSeries s{static_cast<int64_t>(run.series.size()), cpu, sensor, unit, source, {}, {}};
-    for (int i = 0; i <= 10; ++i) {
-      int64_t t = from + (to - from) * i / 10;
-      s.t_ns.push_back(t);
-      s.value.push_back(scale * busy * (t - from) * 1e-9 + 0.5);  // 0.5 s used before the window
-    }
-    run.series.push_back(s);
-  };
-  series("cpu.time", "s", "procfs", 1.0);
-  series("cpu.time.thread.4242.pt_main_thread", "s", "procfs", 0.98);
-  series("energy.estimate", "J", "estimate", watts_per_core);
-}
+using fixture::AddProcfs;
 
 void AddSync(Run& run, const std::string& name, int n) {
   for (int i = 0; i < n; ++i) {

@@ -136,8 +136,10 @@ Result<DiffReport> DiffLateLaunches(Pair& p, bool syncs) {
 // A recorded training step (a GELU MLP with AdamW, tests/data/torch) given one
 // kernel per leaf operator, diffed against itself with measured passes of 6
 // repetitions where b's host launches late (`late_ns`) the kernels of the
-// operators `late` picks.
-Result<DiffReport> SelfDiffWithLateLaunches(const std::function<bool(const std::string&)>& late, int64_t late_ns) {
+// operators `late` picks. `busy`: both processes' CPU time, in cores over
+// their windows (0: not recorded), so a slower b spends more per iteration.
+Result<DiffReport> SelfDiffWithLateLaunches(const std::function<bool(const std::string&)>& late, int64_t late_ns,
+                                            double busy = 0) {
   static const magneton::Run run = [] {
     auto r = LoadRun(std::string(MAGNETON_TEST_DATA) + "/torch/train_gelu_composite.mgt");
     if (!r.ok()) return magneton::Run{};
@@ -171,6 +173,7 @@ Result<DiffReport> SelfDiffWithLateLaunches(const std::function<bool(const std::
     mb.api_calls[i].start_ns = mb.kernels[i].start_ns - 5000, mb.api_calls[i].end_ns = mb.kernels[i].start_ns - 4000;
   }
   mb.info.end_ns += shift;
+  if (busy > 0) fixture::AddProcfs(ma, busy), fixture::AddProcfs(mb, busy);
   energy::Attribution e = energy::Attribute(run), ea = energy::Attribute(ma), eb = energy::Attribute(mb);
   return Diff(DiffInput{&run, &e, &ma, &ea}, DiffInput{&run, &e, &mb, &eb}, match, {});
 }
@@ -213,6 +216,21 @@ TEST(DiffSameWork, TheDeviceWaitingLongerEverywhereIsTheHostNotTheCode) {
   for (const auto& f : r->findings)
     explained |= f.why.find("b's host issued the same code more slowly throughout") != std::string::npos;
   EXPECT_TRUE(explained);
+}
+
+TEST(DiffSameWork, AHostSlowerThroughoutIsNoHostCpuFinding) {
+  // The same, with each process keeping a core busy: b's slower host spends
+  // more CPU time per iteration on the same calls. Not host waste either.
+  auto slow = SelfDiffWithLateLaunches([](const std::string&) { return true; }, 20'000, 1.0);
+  ASSERT_TRUE(slow.ok()) << slow.error().message;
+  EXPECT_EQ(LaunchWaitNotes(*slow), 1);
+  EXPECT_EQ(slow->waste_count(), 0) << slow->findings.at(0).label << ": " << slow->findings.at(0).why;
+  // Where the waits are the code's (one operator late), the CPU time is judged.
+  auto one = SelfDiffWithLateLaunches([](const std::string& op) { return op == "aten::tanh"; }, 400'000, 1.0);
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  bool host = false;
+  for (const auto& f : one->findings) host |= f.evidence_class() == EvidenceClass::kHost;
+  EXPECT_TRUE(host);
 }
 
 TEST(DiffSameWork, TheSynchronizingCallsBeforeTheWaitAreNamedWithTheirLine) {

@@ -384,8 +384,9 @@ void AddHostCpuFinding(const DiffInput& in_a, const DiffInput& in_b, const CostM
     if (steps.size() < 2) return MeasureHostCpu(run, cost.measured_repeats());
     return MeasureHostCpu(run, static_cast<int64_t>(steps.size()) - 1, steps.front().start_ns, steps.back().start_ns);
   };
+  const char host_slower = ca.host_slower_throughout() ? 'a' : cb.host_slower_throughout() ? 'b' : 0;
   auto f = HostCpuFinding(use(ra, ca), use(rb, cb), report, ComparableKeys(*in_a.run, *in_b.run, report.config),
-                          options);
+                          options, host_slower);
   if (!f) return;
   f->outputs_compared = !report.matched_by_range && !report.matched_by_kernels;
   findings.push_back(std::move(*f));

@@ -58,6 +58,17 @@ std::vector<std::string> Names(const std::vector<NamedCount>& calls, const std::
   return out;
 }
 
+// The same wait and poll calls per iteration on both sides: by name, counts
+// within a tenth (or half a call).
+bool SameWaitCalls(const HostCpuUse& a, const HostCpuUse& b) {
+  std::map<std::string, std::pair<double, double>> per;
+  for (const auto& c : a.syncs) per[c.name].first += static_cast<double>(c.count) / a.repeats;
+  for (const auto& c : b.syncs) per[c.name].second += static_cast<double>(c.count) / b.repeats;
+  for (const auto& [name, n] : per)
+    if (std::fabs(n.first - n.second) > std::max(0.5, 0.1 * std::max(n.first, n.second))) return false;
+  return true;
+}
+
 }  // namespace
 
 HostCpuUse MeasureHostCpu(const Run& run, int64_t repeats, int64_t from_ns, int64_t to_ns) {
@@ -106,7 +117,8 @@ HostCpuUse MeasureHostCpu(const Run& run, int64_t repeats, int64_t from_ns, int6
 }
 
 std::optional<Finding> HostCpuFinding(const HostCpuUse& a, const HostCpuUse& b, const DiffReport& report,
-                                      const std::vector<ConfigDelta>& config, const DiffOptions& options) {
+                                      const std::vector<ConfigDelta>& config, const DiffOptions& options,
+                                      char host_slower) {
   if (!a.recorded || !b.recorded || report.host_time_only || report.regions.empty()) return std::nullopt;
   // Magneton's threads named on one side only (a run recorded before they had
   // names): that side's CPU time holds the recorder's, the other's does not.
@@ -119,6 +131,7 @@ std::optional<Finding> HostCpuFinding(const HostCpuUse& a, const HostCpuUse& b, 
   double wall_lo = f.costly == 'a' ? report.b.seconds : report.a.seconds;
   if (hi.cpu_s < lo.cpu_s * (1 + options.threshold) || hi.cpu_s - lo.cpu_s < kMinBusyCores * hi.wall_s)
     return std::nullopt;
+  if (host_slower == f.costly && SameWaitCalls(a, b)) return std::nullopt;
   // Not the same device work: under CUDA's default spin wait a host thread is
   // busy as long as the kernels it waits for, so slower kernels show as CPU
   // time too (TF32 off). The regions' findings name that cause.

@@ -48,8 +48,13 @@ HostCpuUse MeasureHostCpu(const Run& run, int64_t repeats, int64_t from_ns = 0, 
 // different device work (kernel time apart by the threshold: a host waiting
 // longer for slower kernels is their finding, not the host's), or Magneton's
 // own threads told apart on one side only.
-// `config`: the differing configuration keys both runs could have set.
+// Nor when `host_slower` (0, 'a' or 'b': that side's host issued the same
+// code more slowly throughout, host_time.h) is the costlier side and both
+// make the same wait calls per iteration: the same host work, done on a
+// slower or busier machine, takes more CPU time (an A/A pair on the H200:
+// 13% more). `config`: the differing configuration keys both runs could have set.
 std::optional<Finding> HostCpuFinding(const HostCpuUse& a, const HostCpuUse& b, const DiffReport& report,
-                                      const std::vector<ConfigDelta>& config, const DiffOptions& options);
+                                      const std::vector<ConfigDelta>& config, const DiffOptions& options,
+                                      char host_slower = 0);
 
 }  // namespace magneton::analysis
