@@ -21,10 +21,6 @@ DtypeClass ClassifyDtype(const std::string& dtype) {
   return DtypeClass::kOther;
 }
 
-double RootMeanSquare(const Fingerprint& fp) {
-  return fp.numel > 0 ? fp.l2 / std::sqrt(static_cast<double>(fp.numel)) : 0.0;
-}
-
 bool Informative(const Tensor& t) {
   return t.fingerprint && t.fingerprint->numel >= 2 && t.fingerprint->max > t.fingerprint->min &&
          std::isfinite(t.fingerprint->l2);
@@ -147,15 +143,7 @@ double Difference(const Tensor& a, const Tensor& b, double limit) {
     if (exact) d = std::max(d, diff / scale);
     return true;
   };
-  const double rms_a = RootMeanSquare(fa), rms_b = RootMeanSquare(fb);
-  const double s = std::max(rms_a, rms_b);
-  auto point = [&](double x, double y) { return within(x, y, std::max({s, std::fabs(x), std::fabs(y)})); };
-  if (!within(rms_a, rms_b, s) || !within(fa.mean, fb.mean, s) || !within(fa.stddev, fb.stddev, s) ||
-      !within(fa.l1, fb.l1, std::max(fa.l1, fb.l1)) || !point(fa.min, fb.min) || !point(fa.max, fb.max))
-    return d;
-  if (fa.quantiles.size() == fb.quantiles.size())
-    for (size_t i = 0; i < fa.quantiles.size(); ++i)
-      if (!point(fa.quantiles[i], fb.quantiles[i])) return d;
+  if (!ForEachStatistic(fa, fb, [&](const ComparedStatistic& st) { return within(st.a, st.b, st.scale); })) return d;
   if (!fa.spectra.empty() && !fb.spectra.empty())
     d = std::max(d, SpectraDiff(SignificantDims(a.shape), fa, SignificantDims(b.shape), fb));
   return std::isnan(d) ? kNotComparable : d;

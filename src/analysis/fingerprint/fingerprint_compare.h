@@ -8,6 +8,7 @@
 #include <limits>
 #include <string>
 
+#include "core/fingerprint_stats.h"
 #include "core/run.h"
 
 namespace magneton::analysis {
@@ -19,10 +20,6 @@ DtypeClass ClassifyDtype(const std::string& dtype);
 
 inline constexpr double kNotComparable = std::numeric_limits<double>::infinity();
 
-// Root mean square of the values: the scale all absolute differences are
-// measured against. 0 for an empty or missing fingerprint.
-double RootMeanSquare(const Fingerprint& fp);
-
 // A fingerprint that can tell tensors apart: at least two values that are not
 // all equal. Constants (zeros, masks of ones, scalars) match far too much to
 // serve as evidence.
@@ -33,10 +30,7 @@ bool Informative(const Tensor& t);
 bool TwoValued(const Tensor& t);
 
 // The largest relative difference over the fingerprint features:
-//  - rms, mean and stddev relative to the larger rms;
-//  - l1 relative to the larger l1;
-//  - each quantile (min and max included) relative to max(rms, |value|), so
-//    a cast's per-element relative error maps to the same relative difference;
+//  - each statistic of ForEachStatistic (core/fingerprint_stats.h) against its scale;
 //  - when both shapes are the same dims up to order (a permutation; size-1
 //    dims ignored), the unfolding spectra matched as a multiset by dim size.
 // 0 for identical values in any layout; kNotComparable when either

@@ -12,6 +12,7 @@
 #include <numeric>
 
 #include "capture/torch/replay_call.h"
+#include "core/fingerprint_stats.h"
 #include "core/stats_registry.h"
 #include "energy/clock.h"
 
@@ -25,30 +26,19 @@ std::string FingerprintDisagreement(const Fingerprint& a, const Fingerprint& b, 
   };
   if (a.numel != b.numel) return differ("numel", static_cast<double>(a.numel), static_cast<double>(b.numel));
   if (a.numel == 0) return "";
-  const double n = static_cast<double>(a.numel);
-  // The values' scale from the finite statistics only: one NaN in the tensor
-  // (uninitialized memory often holds some) makes l2 and mean NaN, and a NaN
-  // scale would make even equal values "differ".
-  double scale = 1e-30;
-  for (double s : {std::fabs(a.l2) / std::sqrt(n), std::fabs(b.l2) / std::sqrt(n), std::fabs(a.mean), std::fabs(b.mean)})
-    if (std::isfinite(s)) scale = std::max(scale, s);
-  auto close = [&](double x, double y) {
-    if (x == y) return true;
-    if (std::isnan(x) || std::isnan(y)) return std::isnan(x) && std::isnan(y);
-    if (std::isinf(x) || std::isinf(y)) return false;
-    return std::fabs(x - y) <= rtol * scale;
-  };
-  const std::pair<const char*, std::pair<double, double>> stats[] = {
-      {"mean", {a.mean, b.mean}}, {"stddev", {a.stddev, b.stddev}}, {"min", {a.min, b.min}},
-      {"max", {a.max, b.max}},    {"l1/n", {a.l1 / n, b.l1 / n}},   {"l2/sqrt(n)", {a.l2 / std::sqrt(n), b.l2 / std::sqrt(n)}}};
-  for (const auto& [name, v] : stats)
-    if (!close(v.first, v.second)) return differ(name, v.first, v.second);
   if (a.quantiles.size() != b.quantiles.size())
     return differ("quantile count", static_cast<double>(a.quantiles.size()), static_cast<double>(b.quantiles.size()));
-  for (size_t i = 0; i < a.quantiles.size(); ++i)
-    if (!close(a.quantiles[i], b.quantiles[i]))
-      return differ(("quantile " + std::to_string(i)).c_str(), a.quantiles[i], b.quantiles[i]);
-  return "";
+  // The matcher's statistics and scales (core/fingerprint_stats.h), but a
+  // NaN where the recording had one agrees: uninitialized memory often holds some.
+  std::string why;
+  ForEachStatistic(a, b, [&](const ComparedStatistic& st) {
+    const double x = st.a, y = st.b;
+    bool close = x == y || (std::isnan(x) && std::isnan(y));
+    if (!close && std::isfinite(x) && std::isfinite(y)) close = std::fabs(x - y) <= rtol * std::max(st.scale, 1e-30);
+    if (!close) why = differ(st.label().c_str(), x, y);
+    return close;
+  });
+  return why;
 }
 
 void CallEntry(ReplayEntry& entry, int64_t n) { Calls(FindOp(entry), FreshArgs(entry), n); }

@@ -103,8 +103,9 @@ Result<ReplayReport> RunReplay(const std::vector<std::shared_ptr<ReplayEntry>>& 
 // `n` plain calls of `entry` (arguments of written inputs copied once).
 void CallEntry(ReplayEntry& entry, int64_t n);
 
-// Where two fingerprints disagree beyond `rtol` (of the values' scale), as
-// "stat a vs b"; empty when they agree.
+// Where two fingerprints disagree beyond `rtol` (of each statistic's scale,
+// core/fingerprint_stats.h), as "stat a vs b"; empty when they agree. A NaN
+// agrees with a NaN.
 std::string FingerprintDisagreement(const Fingerprint& a, const Fingerprint& b, double rtol);
 
 }  // namespace magneton::capture
