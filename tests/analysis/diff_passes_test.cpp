@@ -2,6 +2,8 @@
 // (analysis/diff/pass_align.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "analysis/diff/diff.h"
 #include "analysis/diff/pass_align.h"
 #include "core/store.h"
@@ -206,6 +208,7 @@ TEST(DiffPasses, TimelinePassesCostRegionsAndAccountForTheWholeIteration) {
     EXPECT_NEAR(side->joules, acc.total, 1e-12);  // the whole run is per iteration, from the same pass
   }
   EXPECT_NEAR(r->matched_share_a, r->a.account.matched_share(), 1e-12);
+  for (const auto& note : r->notes) EXPECT_NE(note.rfind("no device timeline:", 0), 0u) << note;
   // The finding's share of the run is of an iteration of the same pass: a percentage, never above 100.
   EXPECT_GT(f.saved_pct_of_run, 0);
   EXPECT_LT(f.saved_pct_of_run, 100);
@@ -239,6 +242,10 @@ TEST(DiffPasses, ScopesAroundMatchedNodesAreAccountedByTheirNodes) {
     EXPECT_GT(acc.regions, 0.95 * acc.busy_seconds);
     EXPECT_LT(acc.unmatched, 0.05 * acc.busy_seconds);
   }
+  // Said once: the host's timeline is the operators' own, recorded one by one.
+  EXPECT_EQ(std::count_if(r->notes.begin(), r->notes.end(),
+                          [](const std::string& n) { return n.rfind("no device timeline:", 0) == 0; }),
+            1);
 }
 
 // The CPU training step against itself, 8 measured repetitions a side, with

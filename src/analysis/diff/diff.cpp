@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -426,6 +427,7 @@ std::optional<std::string> UnevenIterations(const StepTimeline& tl) {
 // The per-iteration split of each side (accounting.h); the matched share then
 // comes from it, and a low one is said.
 void AccountIterations(const MatchResult& match, const CostModel& ca, const CostModel& cb, DiffReport& report) {
+  bool host_said = false;
   for (auto [side, cost, summary, share] : {std::tuple{'a', &ca, &report.a, &report.matched_share_a},
                                             std::tuple{'b', &cb, &report.b, &report.matched_share_b}}) {
     const size_t ops = cost->index().ops();
@@ -433,6 +435,13 @@ void AccountIterations(const MatchResult& match, const CostModel& ca, const Cost
     const IterationAccount& acc = summary->account;
     if (!acc.available || acc.total <= 0) continue;
     const StepTimeline& tl = cost->timeline();
+    // Operators run synchronously on a CPU: their own times, recorded one by
+    // one, are the measurement, and the recording's cost is in each of them.
+    if (!tl.on_device && !std::exchange(host_said, true))
+      report.notes.push_back(
+          "no device timeline: iterations are timed on the host from the operators themselves, recorded one by one "
+          "(the recording adds its own cost to each operator, on both sides alike; with kernels traced on a GPU, "
+          "the measured pass records none)");
     if (tl.foreign_windows > 0)
       report.notes.push_back(fmt::format(
           "run {}: {} of its iterations also ran {} {} outside the step (the program's other work between steps: "
