@@ -212,6 +212,7 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
         self._replay_ops = None
         self._replay_capture = None
         self.replay_capture = None
+        self._compiled_calls = None  # torch.compile graphs as operators, in the recording pass
         if replay is not None and replay is not False:
             options = dict(replay) if isinstance(replay, dict) else {}
             self._replay_ops = options.pop("ops", "all") if isinstance(replay, dict) else \
@@ -235,11 +236,14 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
         if ops is None:
             ops = self._replay_options is not None or not (self.kernels and devices)
         ops = ops or self._replay_options is not None
+        self._measured_ops = ops
         self._native = ext.Recorder(
             self.path, overwrite=self.overwrite, fingerprints=self.fingerprints, ops=ops,
             phase=self._phase_of(0), stacks=self.stacks, kernels=self.kernels, energy=self.energy,
             command=self.command, devices=devices, **self.fingerprint_options)
         self._phase = self._phase_of(0)
+        self._compiled_calls = importlib.import_module("magneton.compiled_calls").CompiledCalls(ext)
+        self._compiled_calls.set_active(self._records_ops(self._phase))
         for key, value in self.config.items():
             self._native.set_config(key, value)
         self._native.set_info("framework", "torch")
@@ -273,6 +277,10 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
             self._synchronize()  # the recording pass's kernels end before the measured pass begins
         self._native.set_phase(phase)
         self._phase = phase
+        self._compiled_calls.set_active(self._records_ops(phase))
+
+    def _records_ops(self, phase: str) -> bool:
+        return phase == "recording" or (phase == "measured" and self._measured_ops)
 
     def _active_now(self) -> bool:
         return self._phase != "paused"
@@ -314,6 +322,7 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
         capture, self._replay_capture = self._replay_capture, None
         if capture is not None:
             capture.stop()
+        self._compiled_calls.stop()
         native, self._native = self._native, None
         self.summary = native.stop()
         if capture is not None and exc_type is None:

@@ -103,6 +103,17 @@ TEST(DiffDispatch, TorchEagerAgainstTorchCompileIsOneFindingWithTheFix) {
   ASSERT_FALSE(f.rules.empty());
   EXPECT_EQ(f.rules[0].id, "torch-eager-not-compiled");
   EXPECT_EQ(r.host_time_ratio, 1.0);
+  // The compiled graph's call is an operator with its inputs and outputs
+  // (framework_call.h), so the whole MLP matches: before, only the extern
+  // GEMMs were seen on b (3 regions, 27% of b's iteration; on a GPU, none).
+  const auto graph = std::find_if(b.ops.begin(), b.ops.end(),
+                                  [](const Op& op) { return op.name == "## Call CompiledFxGraph ##"; });
+  ASSERT_NE(graph, b.ops.end());
+  EXPECT_EQ(graph->outputs.size(), 1u);
+  EXPECT_GE(graph->inputs.size(), 9u);  // x and the four layers' weights and biases
+  EXPECT_TRUE(r.unmatched_ops_a == 0 && r.unmatched_ops_b == 0) << r.unmatched_ops_a << " " << r.unmatched_ops_b;
+  EXPECT_GT(r.matched_share_a, 0.9);
+  EXPECT_GT(r.matched_share_b, 0.6);
 }
 
 TEST(DiffDispatch, TwoEagerRecordingsHaveNoDispatchFindingAndNoWaste) {

@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include "capture/torch/framework_call.h"
 #include "capture/torch/fingerprint.h"
 #include "capture/torch/kernel_link.h"
 #include "capture/torch/recorder.h"
@@ -187,6 +188,11 @@ PYBIND11_MODULE(_torch, m) {
             return SummaryDict(Take(std::move(s)));
           },
           "Stops recording and writes the run file; returns counts.");
+
+  py::class_<FrameworkCall>(m, "FrameworkCall",
+                            "A framework's call from Python recorded as an operator (framework_call.h).")
+      .def(py::init<std::string, const std::vector<at::Tensor>&>(), py::arg("name"), py::arg("inputs"))
+      .def("end", &FrameworkCall::End, py::arg("outputs"));
 
   m.def(
       "fingerprint",
