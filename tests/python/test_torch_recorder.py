@@ -306,3 +306,34 @@ def test_energy_samplers_run_alongside_and_absent_sensors_are_stats(tmp_path):
     run = magneton.load_run(tmp_path / "nvml.mgt")
     if not any(d["kind"] == "gpu" for d in run["devices"]):  # no NVIDIA driver here
         assert any(s["name"].startswith("nvml") for s in run["stats"]), run["stats"]
+
+
+def test_a_compiled_graph_is_one_operator_with_its_tensors(tmp_path):
+    # Inductor's generated kernels are no operators: the graph's call is
+    # recorded as one (compiled_calls.py), its outputs fingerprinted as the
+    # eager module's are, and nothing is watched after the block.
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(32, 32), torch.nn.GELU(), torch.nn.Linear(32, 32), torch.nn.Tanh())
+    compiled = torch.compile(model)
+    x = torch.randn(4, 32)
+    with torch.no_grad():
+        for _ in range(2):
+            compiled(x)
+        with magneton.record(tmp_path / "c.mgt", fingerprints=True) as rec:
+            y = compiled(x)
+        assert torch.equal(compiled(x), y)  # outside the block: nothing recorded, same result
+        with magneton.record(tmp_path / "e.mgt", fingerprints=True):
+            model(x)
+    assert not rec._compiled_calls._tool  # the watching ended with the block
+    run = magneton.load_run(str(tmp_path / "c.mgt"))
+    graphs = [op for op in run["ops"] if op["name"] == "## Call CompiledFxGraph ##"]
+    assert len(graphs) == 1
+    graph = graphs[0]
+    assert len(graph["inputs"]) >= 5  # x and both layers' weights and biases
+    assert len(graph["outputs"]) == 1
+    out = run["tensors"][graph["outputs"][0]]
+    assert out["shape"] == [4, 32] and out["fingerprint"]
+    eager = magneton.load_run(str(tmp_path / "e.mgt"))
+    last = max((op for op in eager["ops"] if op["parent"] == -1 and op["outputs"]), key=lambda op: op["id"])
+    want = eager["tensors"][last["outputs"][0]]["fingerprint"]
+    assert abs(out["fingerprint"]["mean"] - want["mean"]) <= 1e-5 * max(1.0, abs(want["mean"]))
