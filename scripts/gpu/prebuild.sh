@@ -2,8 +2,8 @@
 # Builds, on the CPU machine, what scripts/gpu/capture.sh runs on the GPU
 # machine, so the device's time goes to measuring, not compiling: the magneton
 # command, libmagneton_cupti.so and the Python extensions, into .gpubin/ (ignored
-# by git through .git/info/exclude; carried with the device call). Debug
-# sections are kept, compressed, so addr2line works there. Both machines have
+# by git through .git/info/exclude; carried with the device call), without
+# their debug sections (PREBUILD_DEBUG=1 keeps the recorder's, compressed). Both machines have
 # torch 2.11.0+cu130 and Python 3.12; binaries from Debian 12's glibc 2.36 run
 # on the GPU machine's newer one.
 set -euo pipefail
@@ -28,6 +28,8 @@ scripts/gpu/sources_stamp.sh > .gpubin/stamp  # gpu_build builds instead where t
 for f in "$bd/magneton" "$bd/libmagneton_cupti.so" python/magneton/_torch.*.so python/magneton/_energy.*.so; do
   objcopy --compress-debug-sections "$f" ".gpubin/$(basename "$f")"
 done
-# Only the recorder keeps its debug sections (for addr2line); the carry is capped at 64 MiB.
+# The carry is capped at 64 MiB with the tracked files: the recorder keeps its
+# debug sections (for addr2line) only while they fit (PREBUILD_DEBUG=1 keeps them).
 strip --strip-debug .gpubin/magneton .gpubin/libmagneton_cupti.so .gpubin/_energy.*.so
+[ "${PREBUILD_DEBUG:-0}" = 1 ] || strip --strip-debug .gpubin/_torch.*.so
 ls -la .gpubin
