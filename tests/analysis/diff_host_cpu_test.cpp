@@ -72,6 +72,37 @@ TEST(DiffHostCpu, SpinningSideIsWasteFromCpuTimeWhileGpuEnergyIsEqual) {
   EXPECT_EQ(f->rules[0].id, "host-busy-wait");
 }
 
+// The process's CPU time read every tenth of the window, the cores busy
+// alternating between `low` and `high` from one reading to the next.
+void AddJitteredProcfs(Run& run, double low, double high) {
+  AddProcfs(run, 0);
+  SensorSeries& s = run.series[run.series.size() - 3];  // cpu.time
+  ASSERT_EQ(s.sensor, "cpu.time");
+  double v = s.value[0];
+  for (size_t i = 1; i < s.t_ns.size(); ++i) {
+    v += (i % 2 ? low : high) * (s.t_ns[i] - s.t_ns[i - 1]) * 1e-9;
+    s.value[i] = v;
+  }
+}
+
+TEST(DiffHostCpu, ADifferenceInsideTheReadingsSpreadIsNoise) {
+  // 15% more CPU time on a on average (1.15 against 1.0 cores), but a's
+  // readings move between 0.6 and 1.7 cores and b's between 0.5 and 1.5:
+  // nothing stands out of the spread.
+  Pair p = Conv1DPair(4, 1, 1.0, 1.0);
+  AddJitteredProcfs(p.a.b.run, 0.6, 1.7);
+  AddJitteredProcfs(p.b.b.run, 0.5, 1.5);
+  HostCpuUse a = MeasureHostCpu(p.a.b.run, 1), b = MeasureHostCpu(p.b.b.run, 1);
+  ASSERT_EQ(a.cpu_s_samples.size(), 10u);
+  EXPECT_GT(a.cpu_s, 1.1 * b.cpu_s);
+  EXPECT_EQ(HostFinding(DiffPair(p)), nullptr);
+  // The same means with steady readings stand out: a finding.
+  Pair q = Conv1DPair(4, 1, 1.0, 1.0);
+  AddProcfs(q.a.b.run, 1.15);
+  AddProcfs(q.b.b.run, 1.0);
+  EXPECT_NE(HostFinding(DiffPair(q)), nullptr);
+}
+
 // A whole script's set-up (imports, building the model) keeps a core busy
 // before its steps; per step, only the steps' stretch counts (an A/A pair of
 // whole-script recordings on the H200 was a host "waste" of 89% against 86%).

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "analysis/diff/verdict.h"
 #include "core/thread_name.h"
 #include "energy/window.h"
 
@@ -100,6 +101,15 @@ HostCpuUse MeasureHostCpu(const Run& run, int64_t repeats, int64_t from_ns, int6
   }
   const double process_s = use.cpu_s;
   use.cpu_s = std::max(0.0, process_s - use.own_s);
+  // Per reading interval: the program's cores busy, times the wall time of an iteration.
+  for (size_t i = 0; i + 1 < process->t_ns.size(); ++i) {
+    const int64_t t0 = process->t_ns[i], t1 = process->t_ns[i + 1];
+    if (t0 < from || t1 > to || t1 <= t0) continue;
+    double cpu = energy::CounterDelta(*process, t0, t1);
+    for (const auto& s : run.series)
+      if (s.sensor.rfind(kThreadPrefix, 0) == 0 && IsOwnThread(s.sensor)) cpu -= energy::CounterDelta(s, t0, t1);
+    use.cpu_s_samples.push_back(std::max(0.0, cpu) / ((t1 - t0) * 1e-9) * use.wall_s);
+  }
   // The estimate is the process's CPU time x watts per core: the program's
   // share of it is its share of the CPU time. RAPL measures the whole package
   // (other processes too), which no per-thread share can split soundly.
@@ -132,6 +142,10 @@ std::optional<Finding> HostCpuFinding(const HostCpuUse& a, const HostCpuUse& b, 
   if (hi.cpu_s < lo.cpu_s * (1 + options.threshold) || hi.cpu_s - lo.cpu_s < kMinBusyCores * hi.wall_s)
     return std::nullopt;
   if (host_slower == f.costly && SameWaitCalls(a, b)) return std::nullopt;
+  constexpr size_t kNoiseSamples = 5;
+  if (hi.cpu_s_samples.size() >= kNoiseSamples && lo.cpu_s_samples.size() >= kNoiseSamples &&
+      !Separated(hi.cpu_s_samples, lo.cpu_s_samples))
+    return std::nullopt;
   // Not the same device work: under CUDA's default spin wait a host thread is
   // busy as long as the kernels it waits for, so slower kernels show as CPU
   // time too (TF32 off). The regions' findings name that cause.

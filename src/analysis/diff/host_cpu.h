@@ -29,6 +29,10 @@ struct HostCpuUse {
   double busiest_s = 0;          // that thread's CPU time
   double own_s = 0;              // Magneton's own threads ("mgt-*"): left out of cpu_s
   double repeats = 1;            // repetitions the figures above are divided by
+  // The program's CPU time per iteration over each interval between two
+  // procfs readings inside the window (cores busy x wall time per iteration):
+  // its spread is the noise a difference must stand out of.
+  std::vector<double> cpu_s_samples;
   std::vector<NamedCount> syncs;  // blocking synchronization API calls (cudaEventSynchronize, ...)
 };
 
@@ -52,7 +56,9 @@ HostCpuUse MeasureHostCpu(const Run& run, int64_t repeats, int64_t from_ns = 0, 
 // code more slowly throughout, host_time.h) is the costlier side and both
 // make the same wait calls per iteration: the same host work, done on a
 // slower or busier machine, takes more CPU time (an A/A pair on the H200:
-// 13% more). `config`: the differing configuration keys both runs could have set.
+// 13% more). Nor when each side has 5 or more procfs intervals and the
+// costlier side's per-interval figures do not lie above the other's beyond
+// their spread (verdict.h, Separated): noise. `config`: the differing configuration keys both runs could have set.
 std::optional<Finding> HostCpuFinding(const HostCpuUse& a, const HostCpuUse& b, const DiffReport& report,
                                       const std::vector<ConfigDelta>& config, const DiffOptions& options,
                                       char host_slower = 0);

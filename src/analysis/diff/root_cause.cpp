@@ -12,6 +12,7 @@
 #include "analysis/diff/arguments.h"
 #include "analysis/diff/call_site.h"
 #include "analysis/diff/paired_ops.h"
+#include "analysis/diff/verdict.h"
 
 namespace magneton::analysis {
 namespace {
@@ -361,19 +362,6 @@ std::string Duration(double seconds) {
 // A difference in the program's own code before a region's operators is
 // evidence when it is at least this share of the costlier side's iteration.
 constexpr double kMinHostCodeShare = 0.01;
-
-// Whether `hi`'s values lie above `lo`'s beyond their spread: hi's lower
-// quartile above lo's upper quartile, over enough repetitions to tell.
-bool Separated(std::vector<double> hi, std::vector<double> lo) {
-  constexpr size_t kMinRepetitions = 5;
-  if (hi.size() < kMinRepetitions || lo.size() < kMinRepetitions) return false;
-  auto quartile = [](std::vector<double>& v, size_t q) {
-    auto at = v.begin() + static_cast<std::ptrdiff_t>(v.size() * q / 4);
-    std::nth_element(v.begin(), at, v.end());
-    return *at;
-  };
-  return quartile(hi, 1) > quartile(lo, 3);
-}
 
 // Same kernels, launched the same way: whether the costlier side's device
 // waits for them longer, enough to explain most of the time it spends more

@@ -104,4 +104,15 @@ void Judge(Finding& f, double whole_costly, const DiffOptions& o, bool energy) {
   }
 }
 
+bool Separated(std::vector<double> hi, std::vector<double> lo) {
+  constexpr size_t kMinRepetitions = 5;
+  if (hi.size() < kMinRepetitions || lo.size() < kMinRepetitions) return false;
+  auto quartile = [](std::vector<double>& v, size_t q) {
+    auto at = v.begin() + static_cast<std::ptrdiff_t>(v.size() * q / 4);
+    std::nth_element(v.begin(), at, v.end());
+    return *at;
+  };
+  return quartile(hi, 1) > quartile(lo, 3);
+}
+
 }  // namespace magneton::analysis

@@ -23,4 +23,9 @@ void AddInstance(SideCost& total, const SideCost& one, size_t regions_before);
 // whole cost; `energy`: costs are joules (else host or device time).
 void Judge(Finding& f, double whole_costly, const DiffOptions& options, bool energy);
 
+// Whether `hi`'s values lie above `lo`'s beyond their spread: hi's lower
+// quartile above lo's upper quartile, over at least 5 values a side (fewer
+// cannot tell, and answer false).
+bool Separated(std::vector<double> hi, std::vector<double> lo);
+
 }  // namespace magneton::analysis
