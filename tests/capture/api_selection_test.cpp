@@ -40,6 +40,15 @@ TEST(ApiSelection, WaitsKeepWhatCanBlockTheHostNotLaunches) {
   EXPECT_LT(waits.size(), launches.size());
 }
 
+TEST(ApiSelection, ARecordingPassKeepsTheLaunchesAMeasuredPassOnlyTheWaits) {
+  EXPECT_EQ(RecorderApiCalls(/*ops=*/true, /*fingerprints=*/false), ApiCalls::kAll);
+  EXPECT_EQ(RecorderApiCalls(true, true), ApiCalls::kAll);
+  // The launches' external correlation links kernels to operators: a
+  // recording pass without them had every kernel unlinked.
+  EXPECT_EQ(RecorderApiCalls(false, true), ApiCalls::kLaunches);
+  EXPECT_EQ(RecorderApiCalls(false, false), ApiCalls::kWaits);
+}
+
 TEST(ApiSelection, PollsAreTheStreamAndEventQueries) {
   for (const char* poll : {"cudaStreamQuery_v3020", "cudaStreamQuery_ptsz_v7000", "cudaEventQuery_v3020", "cuStreamQuery",
                            "cuEventQuery"})

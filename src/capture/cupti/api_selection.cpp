@@ -2,6 +2,10 @@
 
 namespace magneton::capture {
 
+ApiCalls RecorderApiCalls(bool ops, bool fingerprints) {
+  return ops ? ApiCalls::kAll : fingerprints ? ApiCalls::kLaunches : ApiCalls::kWaits;
+}
+
 bool ParseApiCalls(std::string_view text, ApiCalls* out) {
   for (ApiCalls a : {ApiCalls::kNone, ApiCalls::kWaits, ApiCalls::kLaunches, ApiCalls::kAll})
     if (text == ApiCallsName(a)) {

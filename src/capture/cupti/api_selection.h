@@ -19,6 +19,13 @@ enum class ApiCalls {
   kAll,       // every runtime and driver API call
 };
 
+// What an in-process recorder records: `ops` (operators in its measured
+// phase): every call, which linking kernels to operators needs; a recording
+// pass (`fingerprints`): the launches, whose external correlation records
+// carry the operator and mark the fingerprints' own kernels as the
+// recorder's; a measured pass: the waits alone.
+ApiCalls RecorderApiCalls(bool ops, bool fingerprints);
+
 // Parses "none", "waits", "launches", "all"; false for anything else.
 bool ParseApiCalls(std::string_view text, ApiCalls* out);
 const char* ApiCallsName(ApiCalls a);

@@ -3,10 +3,20 @@
 #include <algorithm>
 
 #ifdef MAGNETON_HAVE_CUPTI_TRACER
+#include "capture/cupti/api_selection.h"
 #include "capture/cupti/tracer.h"
 #endif
 
 namespace magneton::capture {
+
+std::string DefaultApiCalls(bool ops, bool fingerprints) {
+#ifdef MAGNETON_HAVE_CUPTI_TRACER
+  return ApiCallsName(RecorderApiCalls(ops, fingerprints));
+#else
+  (void)ops, (void)fingerprints;
+  return "none";  // no tracer to start
+#endif
+}
 
 Status LaunchIndex::Add(const Kernel& k) {
   if (remember_) {

@@ -70,6 +70,11 @@ class LaunchIndex : public ForwardingRunWriter {
   std::unordered_map<int64_t, Launch> launches_;         // correlation -> API call
 };
 
+// The API call selection a recorder starts KernelCorrelation with
+// (RecorderApiCalls, capture/cupti/api_selection.h): `ops` recorded in its
+// measured phase, or a recording pass (`fingerprints`).
+std::string DefaultApiCalls(bool ops, bool fingerprints);
+
 class KernelCorrelation {
  public:
   // Starts the in-process CUPTI tracer writing kernels into `writer`; GPUs

@@ -39,19 +39,17 @@ void Keep(Status s, Status* first) {
   if (!s.ok() && first->ok()) *first = std::move(s);
 }
 
-// Which CUDA API calls the tracer records: linking kernels to ops needs
-// every one (kernel_link.h). A recording pass on a GPU (ops recorded in its
-// phase only) needs the launches: their external correlation records carry
-// the op, and so mark the fingerprints' own kernels as the recorder's (with
-// the waits alone, a recording pass's step held them all: H100, 2026-12-05).
-// A measured pass records only the calls that can make the host wait (the
-// timeline's causes): a launch row per kernel cost ~10% on launch-bound loops
-// (docs/benchmarks.md), and the host's period per step comes from the step
-// marks instead. MAGNETON_TORCH_API=all|launches|waits|none overrides.
+// Which CUDA API calls the tracer records (DefaultApiCalls, kernel_link.h).
+// A measured pass records only the calls that can make the host wait: a
+// launch row per kernel cost ~10% on launch-bound loops (docs/benchmarks.md),
+// and the host's period per step comes from the step marks instead. A
+// recording pass keeps the launches (with the waits alone its kernels were
+// linked to no operator, the fingerprints' own included: H100, 2026-12-05).
+// MAGNETON_TORCH_API=all|launches|waits|none overrides.
 std::string ApiCallsFor(const RecorderOptions& o) {
   const char* env = std::getenv("MAGNETON_TORCH_API");
   if (env && *env) return env;
-  return o.ops ? "all" : o.fingerprints ? "launches" : "waits";
+  return DefaultApiCalls(o.ops, o.fingerprints);
 }
 
 // CUPTI is touched only here, inside record(), never at import. Any failure
