@@ -15,6 +15,8 @@ from __future__ import annotations
 import sys
 import threading
 
+from magneton.monitoring import claim_tool
+
 NAME = "## Call CompiledFxGraph ##"
 
 
@@ -47,13 +49,7 @@ class CompiledCalls:
         call = getattr(graph, "__call__", None)
         if mon is None or call is None or not hasattr(call, "__code__"):
             return  # nothing compiled with Inductor in this process (or Python < 3.12)
-        for tool in range(mon.PROFILER_ID, 6):
-            try:
-                mon.use_tool_id(tool, "magneton-compiled")
-            except ValueError:
-                continue
-            self._tool = tool
-            break
+        self._tool = claim_tool("magneton-compiled")
         if self._tool is None:
             return
         self._code = call.__code__

@@ -30,6 +30,8 @@ import sysconfig
 import types
 from typing import Callable, Optional
 
+from magneton.monitoring import claim_tool
+
 MIN_OPS_PER_STEP = 10
 
 
@@ -70,18 +72,10 @@ class ScriptSteps:
 
     def start(self) -> bool:
         """Starts watching; False when no sys.monitoring tool id is free (or Python < 3.12)."""
-        mon = getattr(sys, "monitoring", None)
-        if mon is None:
-            return False
-        for tool in range(mon.PROFILER_ID, 6):
-            try:
-                mon.use_tool_id(tool, "magneton")
-            except ValueError:
-                continue
-            self._tool = tool
-            break
+        self._tool = claim_tool("magneton")
         if self._tool is None:
             return False
+        mon = sys.monitoring
         torch = sys.modules.get("torch")
         register = getattr(torch.nn.modules.module, "register_module_parameter_registration_hook", None) \
             if torch is not None else None
