@@ -19,6 +19,7 @@ import sys
 from typing import Optional
 
 from magneton import config_snapshot
+from magneton.compiled_calls import CompiledCalls
 
 __all__ = ["record", "schedule", "fingerprint", "load_run", "extension", "distributed_identity", "rank_path"]
 
@@ -242,7 +243,7 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
             phase=self._phase_of(0), stacks=self.stacks, kernels=self.kernels, energy=self.energy,
             command=self.command, devices=devices, **self.fingerprint_options)
         self._phase = self._phase_of(0)
-        self._compiled_calls = importlib.import_module("magneton.compiled_calls").CompiledCalls(ext)
+        self._compiled_calls = CompiledCalls(ext)
         self._compiled_calls.set_active(self._records_ops(self._phase))
         for key, value in self.config.items():
             self._native.set_config(key, value)

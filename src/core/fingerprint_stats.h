@@ -6,6 +6,7 @@
 // compare.
 #pragma once
 
+#include <cmath>
 #include <string>
 
 #include "core/run.h"
@@ -37,6 +38,7 @@ bool ForEachStatistic(const Fingerprint& a, const Fingerprint& b, Visit&& visit)
 
 // --- implementation
 
+// The larger of the finite ones among x and y (0 when neither is): a scale.
 double FiniteMax(double x, double y);
 
 template <class Visit>
@@ -44,7 +46,7 @@ bool ForEachStatistic(const Fingerprint& a, const Fingerprint& b, Visit&& visit)
   const double rms_a = RootMeanSquare(a), rms_b = RootMeanSquare(b);
   const double s = FiniteMax(rms_a, rms_b);
   auto point = [&](const char* name, int q, double x, double y) {
-    return visit(ComparedStatistic{name, q, x, y, FiniteMax(s, FiniteMax(x < 0 ? -x : x, y < 0 ? -y : y))});
+    return visit(ComparedStatistic{name, q, x, y, FiniteMax(s, FiniteMax(std::fabs(x), std::fabs(y)))});
   };
   if (!visit(ComparedStatistic{"rms", -1, rms_a, rms_b, s}) || !visit(ComparedStatistic{"mean", -1, a.mean, b.mean, s}) ||
       !visit(ComparedStatistic{"stddev", -1, a.stddev, b.stddev, s}) ||

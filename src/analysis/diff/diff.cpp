@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <utility>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -12,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include "analysis/diff/call_site.h"
 #include "analysis/diff/fused_regions.h"

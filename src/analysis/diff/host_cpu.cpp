@@ -89,11 +89,13 @@ HostCpuUse MeasureHostCpu(const Run& run, int64_t repeats, int64_t from_ns, int6
   use.cpu_s = energy::CounterDelta(*process, from, to) / per;
   for (const auto& k : run.kernels)
     if (k.start_ns >= from && k.end_ns <= to) use.device_s += (k.end_ns - k.start_ns) * 1e-9 / per;
+  std::vector<const SensorSeries*> own;  // Magneton's threads
   for (const auto& s : run.series) {
     if (s.sensor.rfind(kThreadPrefix, 0) != 0) continue;
     double t = energy::CounterDelta(s, from, to) / per;
     if (IsOwnThread(s.sensor)) {
       use.own_s += t;  // the samplers, the CUPTI drain, the run writer: the recorder's cost, not the program's
+      own.push_back(&s);
     } else if (t > use.busiest_s) {
       use.busiest_s = t;
       use.busiest_thread = ThreadLabel(s.sensor);
@@ -106,8 +108,7 @@ HostCpuUse MeasureHostCpu(const Run& run, int64_t repeats, int64_t from_ns, int6
     const int64_t t0 = process->t_ns[i], t1 = process->t_ns[i + 1];
     if (t0 < from || t1 > to || t1 <= t0) continue;
     double cpu = energy::CounterDelta(*process, t0, t1);
-    for (const auto& s : run.series)
-      if (s.sensor.rfind(kThreadPrefix, 0) == 0 && IsOwnThread(s.sensor)) cpu -= energy::CounterDelta(s, t0, t1);
+    for (const SensorSeries* s : own) cpu -= energy::CounterDelta(*s, t0, t1);
     use.cpu_s_samples.push_back(std::max(0.0, cpu) / ((t1 - t0) * 1e-9) * use.wall_s);
   }
   // The estimate is the process's CPU time x watts per core: the program's
