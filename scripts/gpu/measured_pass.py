@@ -2,6 +2,7 @@
 
     python measured_pass.py overhead WORKLOAD --out DIR [--rounds 5] [--seconds 1]
     python measured_pass.py pair VARIANT --out DIR [--seconds 1.5]
+    python measured_pass.py syncs --out DIR
     python measured_pass.py truth --out DIR [--seconds 3] [--trials 2]
 
 overhead: in one process, the workload's step run plain and in each of MODES
@@ -19,6 +20,10 @@ loop: the workload in LOOPS timed loops of about SECONDS, one LOOP_MS line
 pair: GPT-2 small (fp16, 8 x 512) with attn_implementation VARIANT (eager or
     sdpa), seed 0: warm-up, a recording pass of one forward, a measured pass of
     about SECONDS. Writes DIR/VARIANT.mgt and DIR/VARIANT-m.mgt.
+    --measured-api: MAGNETON_TORCH_API for the measured pass alone.
+syncs: what each API call selection records of a step's waits (a scalar
+    read, a device synchronize, an event polled, a pageable copy): rows per
+    step by table and name. Writes DIR/syncs.json.
 truth: both variants in one process, windows of SECONDS alternated over TRIALS,
     energy from NVML's counter watched from outside the steps
     (cases/groundtruth.py): J and s per forward. Writes DIR/truth.json.
@@ -120,6 +125,9 @@ MODES = {
     "plain": None,
     "measured": dict(energy="nvml"),                   # the default measured pass on a GPU (API rows: waits)
     "measured-launches": dict(energy="nvml", env="launches"),  # ...with a row per launch (the default before)
+    "measured-none": dict(energy="nvml", env="none"),  # ...with the API kinds off (waits from sync and copy records)
+    # ...with the wait calls enabled one by one rather than the API kinds whole minus the rest
+    "measured-include": dict(energy="nvml", env="waits", select="include"),
     "cupti": dict(energy="none"),                      # its CUPTI part alone
     "kernels-only": dict(energy="none", env="none"),   # CUPTI without API call rows: what the launch rows cost
     # Its samplers alone: ops=False too, or no kernel tracing means operators are recorded
@@ -138,11 +146,13 @@ def run_mode(mode: str, step, n: int, path: Path) -> dict:
         from torch.profiler import ProfilerActivity, profile
         with profile(activities=[ProfilerActivity.CUDA] if DEVICE == "cuda" else [ProfilerActivity.CPU]):
             return timed(step, n)
-    options = {k: v for k, v in spec.items() if k != "env"}
+    options = {k: v for k, v in spec.items() if k not in ("env", "select")}
     if DRY:
         options["energy"] = "none"
     if "env" in spec:
         os.environ["MAGNETON_TORCH_API"] = spec["env"]
+    if "select" in spec:
+        os.environ["MAGNETON_CUPTI_SELECT"] = spec["select"]
     try:
         t0 = time.perf_counter()
         rec = magneton.record(str(path), overwrite=True, **options)
@@ -158,6 +168,7 @@ def run_mode(mode: str, step, n: int, path: Path) -> dict:
         t3 = time.perf_counter()
     finally:
         os.environ.pop("MAGNETON_TORCH_API", None)
+        os.environ.pop("MAGNETON_CUPTI_SELECT", None)
     return dict(enter_s=t1 - t0, exit_s=t3 - t2, summary=rec.summary, **res)
 
 
@@ -185,7 +196,7 @@ def overhead(args) -> None:
         step()
         sync()
     recording = rec.summary
-    counts = {m: table_counts(out / f"{args.workload}-{m}.mgt") for m in ("m", "cupti", "api-all")
+    counts = {m: table_counts(out / f"{args.workload}-{m}.mgt") for m in ("m", *modes)
               if (out / f"{args.workload}-{m}.mgt").exists()}
     med = {m: statistics.median(x["wall_ms"] for x in runs if x["mode"] == m) for m in modes}
     best = {m: min(x["wall_ms"] for x in runs if x["mode"] == m) for m in modes}
@@ -196,6 +207,7 @@ def overhead(args) -> None:
               "fastest_overhead_pct": {m: (best[m] / best["plain"] - 1) * 100 for m in modes},
               "measured_run": counts.get("m", {}), "cupti_run": counts.get("cupti", {}),
               "api_all_run": counts.get("api-all", {}),
+              "rows": {m: {k: c.get(k) for k in ("kernels", "transfers", "api_calls")} for m, c in counts.items()},
               "torch": torch.__version__,
               "gpu": torch.cuda.get_device_name(0) if DEVICE == "cuda" else "cpu"}
     (out / f"{args.workload}-overhead.json").write_text(json.dumps(report, indent=1, default=str))
@@ -228,13 +240,71 @@ def pair(args) -> None:
         step()
         sync()
     n = max(20, int(args.seconds / max(timed(step, 10)["wall_ms"] * 1e-3, 1e-6)))
+    if args.measured_api:
+        os.environ["MAGNETON_TORCH_API"] = args.measured_api
+    t0 = time.perf_counter()
     with magneton.record(str(out / f"{args.variant}-m.mgt"), energy="none" if DRY else "nvml",
                          overwrite=True) as rec:
+        t1 = time.perf_counter()
         for _ in range(n):
             step()
             rec.step()
         sync()
+        t2 = time.perf_counter()
+    os.environ.pop("MAGNETON_TORCH_API", None)
+    print(f"pair {args.variant}: measured loop {(t2 - t1) / n * 1e3:.3f} ms per forward (API rows: "
+          f"{args.measured_api or 'default'}), plain {timed(step, n)['wall_ms']:.3f}")
     print(f"pair {args.variant}: recording pass and a measured pass of {n} forwards: {rec.summary}")
+
+
+def syncs(args) -> None:
+    """What a measured pass records of the host's waits, per API selection: a
+    step with a scalar read (.item()), a device synchronize, a poll loop on an
+    event and a pageable host-to-device copy; rows per step by table and name."""
+    import sqlite3
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    model = mlp()
+    host = torch.randn(256, 1024)
+
+    def step():
+        y = model()
+        float(y.sum().item())
+        sync()
+        if DEVICE == "cuda":
+            e = torch.cuda.Event()
+            model()
+            e.record()
+            while not e.query():
+                pass
+        host.to(DEVICE)
+    for _ in range(5):
+        step()
+    sync()
+    n = 50
+    report = {}
+    for api, select in (("none", None), ("waits", None), ("waits", "include"), ("launches", None)):
+        label = api + (f"-{select}" if select else "")
+        os.environ["MAGNETON_TORCH_API"] = api
+        if select:
+            os.environ["MAGNETON_CUPTI_SELECT"] = select
+        path = out / f"syncs-{label}.mgt"
+        with magneton.record(str(path), energy="none", overwrite=True):
+            for _ in range(n):
+                step()
+            sync()
+        os.environ.pop("MAGNETON_TORCH_API", None)
+        os.environ.pop("MAGNETON_CUPTI_SELECT", None)
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        rows = {"transfers": dict(db.execute(
+            "SELECT s.value || CASE t.synchronous WHEN 1 THEN ' sync' ELSE '' END, count(*) FROM transfers t "
+            "JOIN strings s ON s.id = t.kind GROUP BY 1").fetchall()),
+                "api_calls": dict(db.execute("SELECT s.value, sum(a.count) FROM api_calls a JOIN strings s "
+                                             "ON s.id = a.name GROUP BY 1").fetchall())}
+        db.close()
+        report[label] = {t: {k: round(v / n, 2) for k, v in r.items()} for t, r in rows.items()}
+        print(f"syncs {label}: per step {report[label]}")
+    (out / "syncs.json").write_text(json.dumps(report, indent=1))
 
 
 def truth(args) -> None:
@@ -301,13 +371,16 @@ def main() -> None:
     q.add_argument("variant", choices=("eager", "sdpa"))
     q.add_argument("--out", required=True)
     q.add_argument("--seconds", type=float, default=1.5)
+    q.add_argument("--measured-api", help="MAGNETON_TORCH_API for the measured pass only")
+    sy = sub.add_parser("syncs")
+    sy.add_argument("--out", required=True)
     t = sub.add_parser("truth")
     t.add_argument("--out", required=True)
     t.add_argument("--seconds", type=float, default=3.0)
     t.add_argument("--trials", type=int, default=2)
     t.add_argument("--demo", help="the demo's pair at this size (gpt2_blocks.SIZES) instead of GPT-2 small")
     args = p.parse_args()
-    {"overhead": overhead, "loop": loop, "pair": pair, "truth": truth}[args.cmd](args)
+    {"overhead": overhead, "loop": loop, "pair": pair, "syncs": syncs, "truth": truth}[args.cmd](args)
 
 
 if __name__ == "__main__":

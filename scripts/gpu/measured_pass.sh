@@ -16,14 +16,16 @@
 #     `magneton diff` (table, JSON, HTML);
 #  4. the command-line two-pass route on a whole script (scripts/gpu/gpt2_script.py:
 #     set-up, a loop, a summary): --fingerprints --iters 1 and a measured pass of
-#     --iters 150 for each attention, then `magneton diff`.
+#     --iters 150 for each attention, then `magneton diff`;
+#  5. what each API call selection records of a step's waits (measured_pass.py syncs).
 # Prints a table; files back in $OUT: log.txt, summary.txt, results.tgz (JSON,
 # tables, reports), pair-runs.tar.xz (the run files of 3), script-runs.tar.xz
 # (those of 4 and the MLP's recording and measured passes).
 #   usage on the device: carry [".gpudeps", ".gpubin"]; OUT=$OUT scripts/gpu/measured_pass.sh
-#   BUDGET seconds (default 540), ROUNDS (default 5), STEPS (default: all of 1 2 3 4),
+#   BUDGET seconds (default 540), ROUNDS (default 5), STEPS (default: 1 2 3 4; 5 on request),
 #   WORKLOADS (default: mlp gpt2-1x64 gpt2-8x512), INJECTION=0 skips step 1's injection-library loop,
-#   MODES (step 1's modes, comma-separated; default all of measured_pass.py's MODES)
+#   MODES (step 1's modes, comma-separated; default all of measured_pass.py's MODES),
+#   PAIR_API (MAGNETON_TORCH_API for step 3's measured passes)
 # GPU_DRY=1: the same steps on a CPU with tiny models (with scripts/gpu/prebuild.sh's binaries
 # or a build in build/), to try the script:
 #   PATH=~/.cache/magneton/venv-py312/bin:$PATH GPU_DRY=1 OUT=/tmp/mp scripts/gpu/measured_pass.sh
@@ -89,7 +91,8 @@ fi
 if has 3; then
   for v in eager sdpa; do
     step "pair $v"
-    t 90 $py scripts/gpu/measured_pass.py pair "$v" --out "$W/runs" 2>&1 | tail -n 2 | tee -a "$log"
+    t 90 $py scripts/gpu/measured_pass.py pair "$v" --out "$W/runs" ${PAIR_API:+--measured-api "$PAIR_API"} 2>&1 |
+      tail -n 3 | tee -a "$log"
   done
   step "ground truth eager vs sdpa"
   t 90 $py scripts/gpu/measured_pass.py truth --out "$W/res" 2>&1 | tail -n 2 | tee -a "$log"
@@ -120,6 +123,10 @@ if has 4; then
   echo "  exit $?" | tee -a "$log"
   head -n 30 "$W/res/script.txt" | tee -a "$log"
 fi
+if has 5; then
+  step "what each API selection records of the host's waits"
+  t 90 $py scripts/gpu/measured_pass.py syncs --out "$W/res" 2>&1 | tail -n 5 | tee -a "$log"
+fi
 
 step "summary"
 $py - "$W/res" > "$OUT/summary.txt" <<'EOF'
@@ -138,6 +145,7 @@ for w in ("mlp", "gpt2-1x64", "gpt2-8x512"):
         acc = json.loads(sf.read_text())["runs"]["a"].get("per_iteration") or {}
         dev, host = acc.get("seconds"), acc.get("host_seconds")
     ev = o["median_event_ms"]
+    print(f"{w} rows per mode: {o.get('rows')}")
     print(f"{w}: {o['steps_per_run']} steps/run; api rows measured {o['measured_run'].get('api_calls')} "
           f"{o['measured_run'].get('api_names')}, ranges {o['measured_run'].get('ranges')}, "
           f"api-all {o['api_all_run'].get('api_calls')}")

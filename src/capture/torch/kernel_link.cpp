@@ -1,6 +1,8 @@
 #include "capture/torch/kernel_link.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 
 #ifdef MAGNETON_HAVE_CUPTI_TRACER
 #include "capture/cupti/api_selection.h"
@@ -103,6 +105,10 @@ Result<std::unique_ptr<KernelCorrelation>> KernelCorrelation::Start(RunWriter* w
   if (!ParseApiCalls(api_calls, &options.api_calls))
     return MakeError(ErrorCode::kInvalidArgument, "unknown API call selection '" + std::string(api_calls) + "'");
   options.launches_by_exclusion = true;  // the process's CUDA context exists already (tracer.h)
+  // MAGNETON_CUPTI_SELECT=include: the selected calls enabled one by one
+  // instead, to measure what the exclusion costs (docs/tracing.md).
+  if (const char* e = std::getenv("MAGNETON_CUPTI_SELECT"); e && std::string_view(e) == "include")
+    options.launches_by_exclusion = false;
   auto tracer = CuptiTracer::Start(writer, options);
   if (!tracer.ok()) return tracer.error();
   return std::unique_ptr<KernelCorrelation>(new CuptiCorrelation(std::move(tracer.value())));
