@@ -74,6 +74,8 @@ struct StatDef {
   X(kCuptiClockKept, "cupti_clock_kept", kInfo,                                                                         \
     "CUPTI refused the timestamp callback at a second start in the process; the one registered before stays "         \
     "(another CUPTI client in between would have set its own clock)")                                                 \
+  X(kCuptiDetachFailed, "cupti_detach_failed", kInfo,                                                                  \
+    "CUPTI could not be detached when the recording stopped (cuptiFinalize); the program may run slower after it")   \
   X(kCuptiKindUnavailable, "cupti_kind_unavailable", kInfo, "an activity kind CUPTI would not enable")               \
   X(kNvtxUnavailable, "nvtx_unavailable", kInfo, "NVTX ranges could not be recorded")                                \
   X(kStacksUnavailable, "stacks_unavailable", kInfo, "call stacks of API calls could not be recorded")              \

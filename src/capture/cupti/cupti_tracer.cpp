@@ -44,6 +44,10 @@ constexpr uint32_t kCuptiFlushPeriodMs = 500;
 // well after its launch when the GPU queue is deep.
 constexpr int kAgeStacksEveryDrains = 8;
 
+// Whether this process's CUPTI has Magneton's clock (under g_active: one
+// Init at a time). A detach (cuptiFinalize) forgets it.
+bool timestamps_registered = false;
+
 // A selection of API calls, switched call by call (SetSelectedApis).
 bool Selective(ApiCalls a) { return a == ApiCalls::kLaunches || a == ApiCalls::kWaits; }
 
@@ -79,12 +83,16 @@ class Tracer final : public CuptiTracer {
 
   Status Init();
 
+  // Operator callbacks of any thread call these; Detach waits for the calls
+  // in flight before it tears CUPTI down under them.
   void PushExternalId(uint64_t op_id) override {
-    if (!disabled_.load(std::memory_order_relaxed)) (void)cuptiActivityPushExternalCorrelationId(kOpCorrelationKind, op_id);
+    InFlight call(in_flight_);
+    if (!disabled_.load()) (void)cuptiActivityPushExternalCorrelationId(kOpCorrelationKind, op_id);
   }
   void PopExternalId() override {
+    InFlight call(in_flight_);
     uint64_t last = 0;
-    if (!disabled_.load(std::memory_order_relaxed)) (void)cuptiActivityPopExternalCorrelationId(kOpCorrelationKind, &last);
+    if (!disabled_.load()) (void)cuptiActivityPopExternalCorrelationId(kOpCorrelationKind, &last);
   }
   void SetEnabled(bool enabled) override {
     std::lock_guard<std::mutex> lock(gate_mu_);
@@ -142,6 +150,13 @@ class Tracer final : public CuptiTracer {
   // ApiCalls::kLaunches and kWaits: the callback ids turned on and off with collection.
   std::vector<CUpti_CallbackId> runtime_apis_, driver_apis_;
   std::atomic<bool> disabled_{false};
+  struct InFlight {
+    explicit InFlight(std::atomic<int>& n) : n(n) { n.fetch_add(1); }
+    ~InFlight() { n.fetch_sub(1); }
+    std::atomic<int>& n;
+  };
+  std::atomic<int> in_flight_{0};  // PushExternalId/PopExternalId calls inside CUPTI now
+  void Detach();
 
   std::mutex drain_mu_;  // one drain at a time: the thread, Flush, Stop
   int64_t drains_ = 0;
@@ -204,7 +219,6 @@ Status Tracer::Init() {
   // (measured_pass.py on the H200, 2026-12-05). A second start in a process
   // finds its kinds still enabled by an earlier client; where CUPTI then
   // refuses the timestamp callback, the one registered before stays.
-  static bool timestamps_registered = false;  // under g_active: one Init at a time
   if (Status st = CuptiStatus(cuptiActivityRegisterTimestampCallback(&energy::MagnetonClockNs),
                               "cuptiActivityRegisterTimestampCallback");
       st.ok()) {
@@ -424,6 +438,20 @@ Status Tracer::Flush() {
   return DrainOnce();
 }
 
+// After the forced flush and the last drain (the caller synchronized the
+// device): nothing of CUPTI's is left to lose.
+void Tracer::Detach() {
+  NoteStopStage("detaching CUPTI (cuptiFinalize)");
+  disabled_.store(true);
+  while (in_flight_.load() > 0) std::this_thread::yield();
+  if (Status st = CuptiStatus(cuptiFinalize(), "cuptiFinalize"); !st.ok()) {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    pending_stats_.push_back(MakeStat(stats::kCuptiDetachFailed, 1, st.message()));
+    return;
+  }
+  timestamps_registered = false;
+}
+
 Status Tracer::Stop() {
   if (stopped_.exchange(true)) return first_error_;
   if (!owns_cupti_) return first_error_;
@@ -457,6 +485,7 @@ Status Tracer::Stop() {
     return first_error_;
   }
   Status st = DrainOnce();
+  if (options_.detach_at_stop) Detach();
   {
     std::lock_guard<std::mutex> writer(*writer_mu_);
     if (st.ok() && first_error_.ok()) st = processor_.Finish(energy::NowNs());

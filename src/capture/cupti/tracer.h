@@ -43,6 +43,11 @@ struct TracerOptions {
   // hold when you use the same writer during the recording. nullptr: the
   // tracer is the writer's only user until Stop returns.
   std::mutex* writer_mutex = nullptr;
+  // Detach CUPTI from the process when tracing stops (cuptiFinalize), as
+  // torch.profiler does: attached CUPTI keeps slowing every CUDA call and
+  // kernel after its kinds are disabled (docs/benchmarks.md). For recorders
+  // that stop while the program goes on; the injection library stops at exit.
+  bool detach_at_stop = false;
   bool start_paused = false;  // nothing is recorded until SetEnabled(true)
   int64_t delay_ns = 0;       // record from start + delay ...
   int64_t duration_ns = -1;   // ... for this long (-1: until Stop)

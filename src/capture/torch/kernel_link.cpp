@@ -105,6 +105,7 @@ Result<std::unique_ptr<KernelCorrelation>> KernelCorrelation::Start(RunWriter* w
   if (!ParseApiCalls(api_calls, &options.api_calls))
     return MakeError(ErrorCode::kInvalidArgument, "unknown API call selection '" + std::string(api_calls) + "'");
   options.launches_by_exclusion = true;  // the process's CUDA context exists already (tracer.h)
+  options.detach_at_stop = true;         // the program goes on after the recording
   // MAGNETON_CUPTI_SELECT=include: the selected calls enabled one by one
   // instead, to measure what the exclusion costs (docs/tracing.md).
   if (const char* e = std::getenv("MAGNETON_CUPTI_SELECT"); e && std::string_view(e) == "include")
