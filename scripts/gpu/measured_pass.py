@@ -218,15 +218,21 @@ def overhead(args) -> None:
 
 
 def loop(args) -> None:
-    """The workload's steps in LOOPS timed loops (for `magneton record -- python ...`): LOOP_MS lines."""
-    step = WORKLOADS[args.workload]()
-    for _ in range(20):
-        step()
-    sync()
-    probe = timed(step, 20)
-    n = max(20, int(args.seconds / max(probe["wall_ms"] * 1e-3, 1e-6)))
-    for _ in range(args.loops):
-        print(f"LOOP_MS {timed(step, n)['wall_ms']:.4f}", flush=True)
+    """The workload's steps in LOOPS timed loops (for `magneton record -- python ...`): LOOP_MS lines.
+    --record early|late: inside an in-process measured pass (no samplers) entered
+    before the model touches CUDA, or after its warm-up."""
+    import contextlib
+    rec = magneton.record(f"/tmp/loop-{os.getpid()}.mgt", energy="none", overwrite=True) if args.record else None
+    with rec if args.record == "early" else contextlib.nullcontext():
+        step = WORKLOADS[args.workload]()
+        for _ in range(20):
+            step()
+        sync()
+        probe = timed(step, 20)
+        n = max(20, int(args.seconds / max(probe["wall_ms"] * 1e-3, 1e-6)))
+        with rec if args.record == "late" else contextlib.nullcontext():
+            for _ in range(args.loops):
+                print(f"LOOP_MS {timed(step, n)['wall_ms']:.4f}", flush=True)
 
 
 def pair(args) -> None:
@@ -367,6 +373,7 @@ def main() -> None:
     lp.add_argument("workload", choices=sorted(WORKLOADS))
     lp.add_argument("--loops", type=int, default=3)
     lp.add_argument("--seconds", type=float, default=0.5)
+    lp.add_argument("--record", choices=("early", "late"))
     q = sub.add_parser("pair")
     q.add_argument("variant", choices=("eager", "sdpa"))
     q.add_argument("--out", required=True)

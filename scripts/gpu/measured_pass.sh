@@ -23,7 +23,8 @@
 # (those of 4 and the MLP's recording and measured passes).
 #   usage on the device: carry [".gpudeps", ".gpubin"]; OUT=$OUT scripts/gpu/measured_pass.sh
 #   BUDGET seconds (default 540), ROUNDS (default 5), STEPS (default: 1 2 3 4; 5 on request),
-#   WORKLOADS (default: mlp gpt2-1x64 gpt2-8x512), INJECTION=0 skips step 1's injection-library loop,
+#   WORKLOADS (default: mlp gpt2-1x64 gpt2-8x512), INJECTION=0 skips step 1's loops in processes of their own,
+#   LOOP_WORKLOADS (theirs; default mlp),
 #   MODES (step 1's modes, comma-separated; default all of measured_pass.py's MODES),
 #   PAIR_API (MAGNETON_TORCH_API for step 3's measured passes)
 # GPU_DRY=1: the same steps on a CPU with tiny models (with scripts/gpu/prebuild.sh's binaries
@@ -70,12 +71,20 @@ if has 1; then
     cp "$W/runs/$w-overhead.json" "$W/res/" 2>/dev/null
   done
   # The same MLP loop under the injection library: CUPTI set up before CUDA.
+  # And in-process, entered after the warm-up (late) or before CUDA is touched (early),
+  # with API rows as by default (waits) or none: one process per run.
   for r in $([ "${INJECTION:-1}" = 0 ] || echo 1 2 3); do
-    for mode in plain record; do
-      step "mlp loop, $mode ($r)"
-      cmd=($py scripts/gpu/measured_pass.py loop mlp)
-      [ $mode = record ] && cmd=("$M" record -f -o "$W/runs/mlp-inj.mgt" --no-energy -- "${cmd[@]}")
-      t 60 "${cmd[@]}" 2>>"$log" | sed "s/^/$mode /" | tee -a "$W/res/injection.txt"
+    for mode in plain record late early late-none early-none; do
+     for w in ${LOOP_WORKLOADS:-mlp}; do
+      step "$w loop, $mode ($r)"
+      cmd=($py scripts/gpu/measured_pass.py loop $w)
+      case $mode in
+        record) cmd=("$M" record -f -o "$W/runs/mlp-inj.mgt" --no-energy -- "${cmd[@]}") ;;
+        late|early) cmd+=(--record $mode) ;;
+        *-none) cmd=(env MAGNETON_TORCH_API=none "${cmd[@]}" --record ${mode%-none}) ;;
+      esac
+      t 60 "${cmd[@]}" 2>>"$log" | sed "s|^|$w/$mode |" | tee -a "$W/res/injection.txt"
+     done
     done
   done
 fi
@@ -162,7 +171,7 @@ if inj.exists():
         parts = line.split()
         if len(parts) == 3 and parts[1] == "LOOP_MS":
             by.setdefault(parts[0], []).append(float(parts[2]))
-    print("mlp loop, one process per group:",
+    print("loops, one process per group (median, fastest, n):",
           {k: (round(statistics.median(v), 4), round(min(v), 4), len(v)) for k, v in by.items()})
 t = res / "truth.json"
 if t.exists():
