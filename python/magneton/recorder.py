@@ -162,6 +162,11 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
     fingerprint_steps: with fingerprints, the first N recorded steps are the
         recording pass (values) and the rest the measured pass, in one file:
         `magneton diff` splits it into its two passes (docs/recording.md, "Steps").
+    traced_steps: in a measured pass on a GPU, trace kernels for its first N
+        steps only, then detach CUPTI: the later steps run as the program does
+        (CUPTI's per-kernel cost gone), with their step marks and energy
+        readings, and `magneton diff` reports their time and energy per
+        iteration beside the traced ones (docs/recording.md, "Untraced steps").
     stacks: Python call site (file:line:function) of each top-level op.
     kernels: link CUDA kernels to ops through CUPTI when this build has it.
     fingerprint_options: quantiles, singular_values, spectra_max_numel, spectra_max_side.
@@ -178,7 +183,7 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
     def __init__(self, path: str, energy: str = "none", fingerprints: bool = False, stacks: bool = True,
                  kernels: bool = True, overwrite: bool = False, command: Optional[str] = None,
                  fingerprint_options: Optional[dict] = None, replay=None, ops: Optional[bool] = None,
-                 schedule=None, fingerprint_steps: Optional[int] = None):
+                 schedule=None, fingerprint_steps: Optional[int] = None, traced_steps: Optional[int] = None):
         if energy not in ENERGY_CHOICES:
             raise ValueError(f"energy={energy!r}: expected one of {', '.join(ENERGY_CHOICES)}")
         self.identity = distributed_identity()
@@ -192,6 +197,10 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
         if fingerprint_steps is not None and (not self.fingerprints or int(fingerprint_steps) < 0):
             raise ValueError("fingerprint_steps: needs fingerprints=True and a count of 0 or more steps")
         self.fingerprint_steps = None if fingerprint_steps is None else int(fingerprint_steps)
+        if traced_steps is not None and int(traced_steps) < 1:
+            raise ValueError("traced_steps: a count of 1 or more measured steps")
+        self.traced_steps = None if traced_steps is None else int(traced_steps)
+        self._measured_done = 0  # measured steps ended so far
         if schedule is not None and not callable(schedule):
             raise TypeError("schedule: expected a callable step -> torch.profiler.ProfilerAction "
                             "(magneton.schedule(wait=..., warmup=..., active=..., repeat=...))")
@@ -270,6 +279,11 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
         if self._active_now():
             self._active_done += 1
             self._native.mark_step()
+        if self._phase == "measured":
+            self._measured_done += 1
+            if self._measured_done == self.traced_steps and not self._measured_ops:
+                self._synchronize()  # the last traced kernels' records are complete
+                self._native.stop_kernel_tracing()
         self._step += 1
         phase = self._phase_of(self._step)
         if phase == self._phase:

@@ -20,7 +20,8 @@ loop: the workload in LOOPS timed loops of about SECONDS, one LOOP_MS line
 pair: GPT-2 small (fp16, 8 x 512) with attn_implementation VARIANT (eager or
     sdpa), seed 0: warm-up, a recording pass of one forward, a measured pass of
     about SECONDS. Writes DIR/VARIANT.mgt and DIR/VARIANT-m.mgt.
-    --measured-api: MAGNETON_TORCH_API for the measured pass alone.
+    --measured-api: MAGNETON_TORCH_API for the measured pass alone; --traced-steps N:
+    kernels traced in its first N forwards only.
 syncs: what each API call selection records of a step's waits (a scalar
     read, a device synchronize, an event polled, a pageable copy): rows per
     step by table and name. Writes DIR/syncs.json.
@@ -125,7 +126,9 @@ MODES = {
     "plain": None,
     "measured": dict(energy="nvml"),                   # the default measured pass on a GPU (API rows: waits)
     "measured-launches": dict(energy="nvml", env="launches"),  # ...with a row per launch (the default before)
-    "measured-none": dict(energy="nvml", env="none"),  # ...with the API kinds off (waits from sync and copy records)
+    "measured-none": dict(energy="nvml", env="none"),
+    # ...tracing kernels in its first 20 steps only, then detached (record(traced_steps=...))
+    "measured-untraced": dict(energy="nvml", traced_steps=20),  # ...with the API kinds off (waits from sync and copy records)
     # ...with the wait calls enabled one by one rather than the API kinds whole minus the rest
     "measured-include": dict(energy="nvml", env="waits", select="include"),
     "cupti": dict(energy="none"),                      # its CUPTI part alone
@@ -250,7 +253,7 @@ def pair(args) -> None:
         os.environ["MAGNETON_TORCH_API"] = args.measured_api
     t0 = time.perf_counter()
     with magneton.record(str(out / f"{args.variant}-m.mgt"), energy="none" if DRY else "nvml",
-                         overwrite=True) as rec:
+                         overwrite=True, traced_steps=args.traced_steps) as rec:
         t1 = time.perf_counter()
         for _ in range(n):
             step()
@@ -379,6 +382,7 @@ def main() -> None:
     q.add_argument("--out", required=True)
     q.add_argument("--seconds", type=float, default=1.5)
     q.add_argument("--measured-api", help="MAGNETON_TORCH_API for the measured pass only")
+    q.add_argument("--traced-steps", type=int, help="trace kernels in the measured pass's first N forwards only")
     sy = sub.add_parser("syncs")
     sy.add_argument("--out", required=True)
     t = sub.add_parser("truth")

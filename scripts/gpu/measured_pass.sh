@@ -26,7 +26,7 @@
 #   WORKLOADS (default: mlp gpt2-1x64 gpt2-8x512), INJECTION=0 skips step 1's loops in processes of their own,
 #   LOOP_WORKLOADS (theirs; default mlp),
 #   MODES (step 1's modes, comma-separated; default all of measured_pass.py's MODES),
-#   PAIR_API (MAGNETON_TORCH_API for step 3's measured passes)
+#   PAIR_API (MAGNETON_TORCH_API for step 3's measured passes), PAIR_TRACED (their traced steps)
 # GPU_DRY=1: the same steps on a CPU with tiny models (with scripts/gpu/prebuild.sh's binaries
 # or a build in build/), to try the script:
 #   PATH=~/.cache/magneton/venv-py312/bin:$PATH GPU_DRY=1 OUT=/tmp/mp scripts/gpu/measured_pass.sh
@@ -100,7 +100,8 @@ fi
 if has 3; then
   for v in eager sdpa; do
     step "pair $v"
-    t 90 $py scripts/gpu/measured_pass.py pair "$v" --out "$W/runs" ${PAIR_API:+--measured-api "$PAIR_API"} 2>&1 |
+    t 90 $py scripts/gpu/measured_pass.py pair "$v" --out "$W/runs" ${PAIR_API:+--measured-api "$PAIR_API"} \
+      ${PAIR_TRACED:+--traced-steps "$PAIR_TRACED"} 2>&1 |
       tail -n 3 | tee -a "$log"
   done
   step "ground truth eager vs sdpa"
@@ -184,7 +185,8 @@ if p.exists() and p.stat().st_size:
     for side in "ab":
         acc = d["runs"][side].get("per_iteration") or {}
         print(f"pair {side}: per iteration {acc.get('total')} {acc.get('unit')} in {acc.get('seconds')} s "
-              f"(host {acc.get('host_seconds')}), matched share {acc.get('matched_share')}, waiting {acc.get('waiting')}")
+              f"(host {acc.get('host_seconds')}), matched share {acc.get('matched_share')}, waiting {acc.get('waiting')}, "
+              f"untraced {d['runs'][side].get('untraced')}")
     for f in d["findings"][:4]:
         print(f"  {f['verdict']} [{f['evidence_class']}] {f['label'][:80]} a={f['a']['joules']} b={f['b']['joules']} "
               f"saved%={f['saved_pct_of_run']:.1f}")

@@ -171,6 +171,9 @@ struct Range {
 // recorder writes at the end of each of the program's steps (`rec.step()`).
 inline constexpr const char* kMagnetonDomain = "magneton";
 inline constexpr const char* kStepMark = "step";
+// RunInfo extra: where a measured pass stopped tracing kernels (run clock,
+// ns); its later steps ran untraced, with step marks and energy readings.
+inline constexpr const char* kTracedUntilKey = "kernels_traced_until_ns";
 
 struct Frame {
   int64_t id = 0;

@@ -40,6 +40,14 @@ std::string FormatPct(double pct, bool sign) {
   return sign ? fmt::format("{:+.1f}%", pct) : fmt::format("{:.1f}%", pct);
 }
 
+std::string FormatUntraced(const analysis::UntracedSteps& u, const std::string& unit) {
+  if (u.steps < 1) return "no untraced steps measured";
+  const std::string cost = unit == "J" && !std::isnan(u.joules)
+                               ? fmt::format("{} in {}", FormatJoules(u.joules), FormatSeconds(u.seconds))
+                               : FormatSeconds(u.seconds);
+  return fmt::format("{} per step, {} untraced steps", cost, u.steps);
+}
+
 double ChangePct(double from, double to) { return from > 0 ? (to / from - 1) * 100 : NAN; }
 
 std::string Shorten(const std::string& s, size_t n) {

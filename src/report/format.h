@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "analysis/diff/untraced.h"
+
 namespace magneton::report {
 
 std::string FormatJoules(double joules);    // "1.23 J", "456 mJ", "12.3 kJ"; "-" when NaN
@@ -12,6 +14,9 @@ std::string FormatCost(double value, const std::string& unit);
 std::string FormatPct(double pct, bool sign = false);  // "12.3%", "+12.3%"; "inf" when infinite
 // `to` relative to `from`, % (NaN when `from` is not positive).
 double ChangePct(double from, double to);
+// "4.12 J in 7.80 ms per step, 850 untraced steps" (analysis/diff/untraced.h);
+// unit "J" or "s" as the diff's.
+std::string FormatUntraced(const analysis::UntracedSteps& u, const std::string& unit);
 // Shortens long names (C++ kernel names) to n characters with an ellipsis.
 std::string Shorten(const std::string& s, size_t n);
 

@@ -83,6 +83,7 @@ std::string RunCard(char side, const std::string& path, const RunSummary& r, con
                     a.on_device ? "idle after the iteration" : "host after the last operator", FormatCost(a.idle, unit),
                     share(a.idle), FormatCost(a.unattributed, unit), share(a.unattributed)));
   }
+  if (r.untraced) row("as the program runs", FormatUntraced(*r.untraced, unit));
   return fmt::format("<div class=\"card side-{}\"><h3>run {}</h3><dl>{}</dl></div>", side, side, dl);
 }
 

@@ -125,7 +125,11 @@ json RunJson(const RunSummary& r, const std::string& path) {
           {"kernels", r.kernels},
           {"devices", r.devices},
           {"energy_methods", r.energy_methods},
-          {"per_iteration", AccountJson(r.account)}};
+          {"per_iteration", AccountJson(r.account)},
+          {"untraced", r.untraced ? json{{"steps", r.untraced->steps},
+                                         {"seconds", Num(r.untraced->seconds)},
+                                         {"joules", Num(r.untraced->joules)}}
+                                  : json(nullptr)}};
 }
 
 }  // namespace

@@ -71,6 +71,7 @@ std::string AccountLine(char side, const RunSummary& r, const std::string& unit)
                                     : "the program's own code between operators",
                         FormatCost(a.waiting, unit), share(a.waiting),
                         a.on_device ? "work it waited for" : "operator it issues");
+  if (r.untraced) line += fmt::format("    as the program runs: {}\n", FormatUntraced(*r.untraced, unit));
   return line;
 }
 

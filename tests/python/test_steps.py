@@ -54,5 +54,7 @@ def test_step_outside_the_block_and_bad_options_are_refused(tmp_path):
         rec.step()
     with pytest.raises(ValueError):
         magneton.record(str(tmp_path / "y.mgt"), fingerprint_steps=1)  # needs fingerprints
+    with pytest.raises(ValueError):
+        magneton.record(str(tmp_path / "y.mgt"), traced_steps=0)
     with pytest.raises(TypeError):
         magneton.record(str(tmp_path / "z.mgt"), schedule=3)

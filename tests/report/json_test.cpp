@@ -39,6 +39,7 @@ std::string Normalize(std::string p) {
        "NamedCount.$2"},
       {std::regex(R"(^(findings|regions)\[\]\.(a|b)\.(\w+)$)"), "Cost.$3"},
       {std::regex(R"(^runs\.(a|b)\.per_iteration\.(\w+)$)"), "Account.$2"},
+      {std::regex(R"(^runs\.(a|b)\.untraced\.(\w+)$)"), "Run.untraced.$2"},
       {std::regex(R"(^runs\.(a|b)\.(\w+)$)"), "Run.$2"}};
   for (const auto& [re, to] : kTypes) p = std::regex_replace(p, re, to);
   return p;
@@ -81,7 +82,10 @@ std::vector<json> RichDocuments() {
     auto measured = analysis::Diff(analysis::DiffInput{&conv.a.b.run, &ea, &ma, &mea},
                                    analysis::DiffInput{&conv.b.b.run, &eb, &mb, &meb}, conv.match, o);
     EXPECT_TRUE(measured.ok());
-    if (measured.ok()) docs.push_back(DiffToJson(*measured, paths));
+    if (measured.ok()) {
+      measured->a.untraced = analysis::UntracedSteps{180, 0.010, 2.0};  // a pass with untraced steps
+      docs.push_back(DiffToJson(*measured, paths));
+    }
   }
   fixture::Pair noise = fixture::Conv1DPair(2, 1, 1.01, 1.0);
   docs.push_back(DiffToJson(

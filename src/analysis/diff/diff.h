@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "analysis/diff/iteration_timeline.h"
 #include "analysis/diff/pass_align.h"
 #include "analysis/diff/rules.h"
+#include "analysis/diff/untraced.h"
 #include "analysis/match/region_match.h"
 #include "core/run.h"
 #include "energy/attribution.h"
@@ -52,6 +54,7 @@ struct RunSummary {
   double ops_cost = 0;                      // all top-level operators together, in the report's unit
                                             // (run b's normalized by host_time_ratio, like its regions)
   IterationAccount account;                 // where an iteration's cost goes (accounting.h)
+  std::optional<UntracedSteps> untraced;    // the measured pass's steps after tracing stopped (untraced.h)
   double cost() const { return std::isnan(joules) ? seconds : joules; }
 };
 

@@ -87,12 +87,12 @@ class Tracer final : public CuptiTracer {
   // in flight before it tears CUPTI down under them.
   void PushExternalId(uint64_t op_id) override {
     InFlight call(in_flight_);
-    if (!disabled_.load()) (void)cuptiActivityPushExternalCorrelationId(kOpCorrelationKind, op_id);
+    if (!disabled_.load() && !detached_.load()) (void)cuptiActivityPushExternalCorrelationId(kOpCorrelationKind, op_id);
   }
   void PopExternalId() override {
     InFlight call(in_flight_);
     uint64_t last = 0;
-    if (!disabled_.load()) (void)cuptiActivityPopExternalCorrelationId(kOpCorrelationKind, &last);
+    if (!disabled_.load() && !detached_.load()) (void)cuptiActivityPopExternalCorrelationId(kOpCorrelationKind, &last);
   }
   void SetEnabled(bool enabled) override {
     std::lock_guard<std::mutex> lock(gate_mu_);
@@ -102,6 +102,7 @@ class Tracer final : public CuptiTracer {
     std::lock_guard<std::mutex> lock(completed_mu_);
     marks_.push_back({std::move(name), thread, t_ns});
   }
+  Status StopTracing() override;
   Status Flush() override;
   Status Stop() override;
   Counts counts() const override;
@@ -156,6 +157,8 @@ class Tracer final : public CuptiTracer {
     std::atomic<int>& n;
   };
   std::atomic<int> in_flight_{0};  // PushExternalId/PopExternalId calls inside CUPTI now
+  std::atomic<bool> detached_{false};  // CUPTI finalized: no CUPTI call any more (it would attach again)
+  void EndCollection();
   void Detach();
 
   std::mutex drain_mu_;  // one drain at a time: the thread, Flush, Stop
@@ -308,7 +311,7 @@ Status Tracer::SetSelectedApis(bool on) {
 }
 
 void Tracer::ApplyGate() {
-  if (disabled_.load() || gate_.active() == collecting_) return;
+  if (disabled_.load() || detached_.load() || gate_.active() == collecting_) return;
   Status st = SetCollection(gate_.active());
   if (!st.ok()) Disable(st.message());
 }
@@ -317,8 +320,10 @@ void Tracer::Disable(const std::string& why) {
   if (disabled_.exchange(true)) return;
   // One line, on stderr, and the host program goes on untouched.
   std::fprintf(stderr, "magneton: kernel tracing stopped in process %d: %s\n", static_cast<int>(getpid()), why.c_str());
-  for (auto kind : WorkKinds(options_)) (void)cuptiActivityDisable(kind);
-  if (Selective(options_.api_calls)) (void)SetSelectedApis(false);
+  if (!detached_.load()) {
+    for (auto kind : WorkKinds(options_)) (void)cuptiActivityDisable(kind);
+    if (Selective(options_.api_calls)) (void)SetSelectedApis(false);
+  }
   collecting_ = false;
   std::lock_guard<std::mutex> lock(stats_mu_);
   pending_stats_.push_back(MakeStat(stats::kCuptiTracingDisabled, 1, why));
@@ -434,6 +439,7 @@ Status Tracer::WriteStats() {
 
 Status Tracer::Flush() {
   if (stopped_.load()) return Status::Ok();
+  if (detached_.load()) return DrainOnce();
   (void)cuptiActivityFlushAll(0);
   return DrainOnce();
 }
@@ -442,7 +448,7 @@ Status Tracer::Flush() {
 // device): nothing of CUPTI's is left to lose.
 void Tracer::Detach() {
   NoteStopStage("detaching CUPTI (cuptiFinalize)");
-  disabled_.store(true);
+  detached_.store(true);
   while (in_flight_.load() > 0) std::this_thread::yield();
   if (Status st = CuptiStatus(cuptiFinalize(), "cuptiFinalize"); !st.ok()) {
     std::lock_guard<std::mutex> lock(stats_mu_);
@@ -452,9 +458,9 @@ void Tracer::Detach() {
   timestamps_registered = false;
 }
 
-Status Tracer::Stop() {
-  if (stopped_.exchange(true)) return first_error_;
-  if (!owns_cupti_) return first_error_;
+// Collection off; everything CUPTI still holds, finished or not, handed to
+// the buffers; no more callbacks.
+void Tracer::EndCollection() {
   NoteStopStage("disabling CUPTI activity kinds");
   {
     std::lock_guard<std::mutex> lock(gate_mu_);
@@ -462,6 +468,23 @@ Status Tracer::Stop() {
     collecting_ = false;
   }
   (void)cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MARKER);
+  NoteStopStage("cuptiActivityFlushAll(FORCED)");
+  (void)cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  NoteStopStage("unsubscribing CUPTI callbacks");
+  if (callbacks_) callbacks_->Unsubscribe();
+}
+
+Status Tracer::StopTracing() {
+  if (stopped_.load() || !owns_cupti_ || detached_.load()) return first_error_;
+  EndCollection();
+  Detach();
+  wake_.notify_one();  // the drain thread writes what the flush handed back
+  return first_error_;
+}
+
+Status Tracer::Stop() {
+  if (stopped_.exchange(true)) return first_error_;
+  if (!owns_cupti_) return first_error_;
   {
     std::lock_guard<std::mutex> lock(completed_mu_);
     stopping_ = true;
@@ -469,11 +492,7 @@ Status Tracer::Stop() {
   wake_.notify_all();
   NoteStopStage("joining the CUPTI drain thread");
   if (thread_.joinable()) thread_.join();
-  // Everything CUPTI still holds, finished or not, comes back now.
-  NoteStopStage("cuptiActivityFlushAll(FORCED)");
-  (void)cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  NoteStopStage("unsubscribing CUPTI callbacks");
-  if (callbacks_) callbacks_->Unsubscribe();
+  if (!detached_.load()) EndCollection();
   NoteStopStage("writing the last CUPTI records");
   if (abandoned_) {
     // Start failed: hand the buffers back without writing to the caller's run.
@@ -485,7 +504,7 @@ Status Tracer::Stop() {
     return first_error_;
   }
   Status st = DrainOnce();
-  if (options_.detach_at_stop) Detach();
+  if (options_.detach_at_stop && !detached_.load()) Detach();
   {
     std::lock_guard<std::mutex> writer(*writer_mu_);
     if (st.ok() && first_error_.ok()) st = processor_.Finish(energy::NowNs());

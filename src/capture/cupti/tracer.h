@@ -73,6 +73,11 @@ class CuptiTracer {
   // "magneton") beside the NVTX ones: the program's step boundaries, which
   // give the host's period when no launch calls are recorded (any thread).
   virtual void Mark(std::string name, int64_t thread, int64_t t_ns) = 0;
+  // Ends collection and detaches CUPTI from the process (cuptiFinalize)
+  // while the program goes on: the rest of a measured pass runs at full
+  // speed, its marks still recorded until Stop. Call after synchronizing the
+  // device, so that the last kernels' records are complete.
+  virtual Status StopTracing() = 0;
   // Flushes activity buffers into the writer; Stop also unsubscribes.
   virtual Status Flush() = 0;
   virtual Status Stop() = 0;

@@ -85,6 +85,7 @@ class CuptiCorrelation : public KernelCorrelation {
   void Pop() override { tracer_->PopExternalId(); }
   void SetEnabled(bool on) override { tracer_->SetEnabled(on); }
   void Mark(std::string name, int64_t thread, int64_t t_ns) override { tracer_->Mark(std::move(name), thread, t_ns); }
+  Status StopTracing() override { return tracer_->StopTracing(); }
   Status Stop() override { return tracer_->Stop(); }
 
  private:

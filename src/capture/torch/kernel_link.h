@@ -90,6 +90,7 @@ class KernelCorrelation {
   virtual void Pop() = 0;                 // same thread, at op end
   virtual void SetEnabled(bool on) = 0;   // pauses and resumes collection (steps out of a schedule)
   virtual void Mark(std::string name, int64_t thread, int64_t t_ns) = 0;  // CuptiTracer::Mark
+  virtual Status StopTracing() = 0;       // CuptiTracer::StopTracing: marks only from here on
   virtual Status Stop() = 0;              // flushes kernels into the writer
 };
 

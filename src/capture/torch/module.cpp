@@ -169,6 +169,8 @@ PYBIND11_MODULE(_torch, m) {
       .def("set_config", &Recorder::SetConfig)
       .def("set_info", &Recorder::SetInfoExtra)
       .def("mark_step", &Recorder::MarkStep, "Marks the end of one of the program's steps (the host's period).")
+      .def("stop_kernel_tracing", &Recorder::StopKernelTracing,
+           "Ends kernel tracing and detaches CUPTI; later steps record marks and energy only.")
       .def("rows_held", &Recorder::RowsHeld, "Operator rows in memory, not yet written to the run file.")
       .def("count_ops", &Recorder::SetOpCounting, py::arg("on"), "Counts operator calls without recording them.")
       .def_static("counted_ops", &Recorder::CountedOps, "Operator calls counted so far (count_ops).")

@@ -174,6 +174,18 @@ void Recorder::MarkStep() {
   if (state_->kernels) state_->kernels->Mark(kStepMark, static_cast<int64_t>(gettid()), MonotonicNs());
 }
 
+void Recorder::StopKernelTracing() {
+  RecorderState& st = *state_;
+  if (!st.kernels) return;
+  // A failure loses the untraced stretch's meaning, not the run: say so in a stat.
+  if (Status stopped = st.kernels->StopTracing(); !stopped.ok()) {
+    std::lock_guard<std::mutex> lock(st.mu);
+    st.stats.push_back(MakeStat(stats::kKernelTracingFailed, 1, stopped.message()));
+    return;
+  }
+  SetInfoExtra(kTracedUntilKey, std::to_string(MonotonicNs()));
+}
+
 void Recorder::SetOpCounting(bool on) { capture::SetOpCounting(*state_, on); }
 
 int64_t Recorder::CountedOps() { return capture::CountedOps(); }

@@ -82,6 +82,11 @@ class Recorder {
   // The end of one of the program's steps: a step mark on the run's clock
   // (kStepMark), where kernels are traced; nothing else.
   void MarkStep();
+  // Ends kernel tracing and detaches CUPTI for the rest of the recording
+  // (CuptiTracer::StopTracing): its steps run as the program does, with
+  // their marks and energy readings only. Noted in RunInfo (extra
+  // kTracedUntilKey); nothing to do without a tracer. A failure is a Stat.
+  void StopKernelTracing();
 
   void SetConfig(const std::string& key, const std::string& value);
   void SetInfoExtra(const std::string& key, const std::string& value);

@@ -1,0 +1,85 @@
+#include "analysis/diff/untraced.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "energy/window.h"
+
+namespace magneton::analysis {
+
+namespace {
+
+bool IsStepMark(const Range& r) { return r.end_ns <= r.start_ns && r.domain == kMagnetonDomain && r.name == kStepMark; }
+
+// Readings after `cut` go, but for the first: the traced stretch's curves
+// need a reading on each side of their end.
+void CutSeries(SensorSeries& s, int64_t cut) {
+  auto after = std::upper_bound(s.t_ns.begin(), s.t_ns.end(), cut);
+  if (after != s.t_ns.end()) ++after;
+  const auto keep = static_cast<size_t>(after - s.t_ns.begin());
+  s.t_ns.resize(keep);
+  s.value.resize(keep);
+}
+
+}  // namespace
+
+std::optional<UntracedSteps> TakeUntracedSteps(Run& run) {
+  auto it = run.info.extra.find(kTracedUntilKey);
+  if (it == run.info.extra.end()) return std::nullopt;
+  char* end = nullptr;
+  const long long cut = std::strtoll(it->second.c_str(), &end, 10);
+  if (!end || *end != '\0' || cut <= run.info.start_ns) return std::nullopt;
+
+  std::vector<int64_t> marks;
+  for (const Range& r : run.ranges)
+    if (IsStepMark(r) && r.start_ns > cut) marks.push_back(r.start_ns);
+  std::sort(marks.begin(), marks.end());
+  UntracedSteps out;
+  if (marks.size() >= 2) {
+    out.steps = static_cast<int64_t>(marks.size()) - 1;
+    const double n = static_cast<double>(out.steps);
+    out.seconds = (marks.back() - marks.front()) * 1e-9 / n;
+    double j = 0;
+    bool any = false;
+    for (const auto& e : energy::WindowEnergy(run, marks.front(), marks.back()))
+      if (e.device.kind == "gpu" && !e.estimate) j += e.joules, any = true;
+    if (any) out.joules = j / n;
+  }
+
+  // Ranges that began after the cut go; the rest are numbered densely again.
+  std::unordered_map<int64_t, int64_t> ids;
+  std::vector<Range> kept;
+  for (Range& r : run.ranges)
+    if (r.start_ns <= cut) {
+      ids.emplace(r.id, static_cast<int64_t>(kept.size()));
+      r.id = static_cast<int64_t>(kept.size());
+      kept.push_back(std::move(r));
+    }
+  for (Range& r : kept)
+    if (r.parent != kNone) r.parent = ids.count(r.parent) ? ids[r.parent] : kNone;
+  run.ranges = std::move(kept);
+  for (auto& s : run.series) CutSeries(s, cut);
+  run.info.end_ns = cut;
+  run.info.extra.erase(it);
+  return out;
+}
+
+std::string UntracedNote(char side, const std::optional<UntracedSteps>& u, double traced_seconds) {
+  if (!u) return {};
+  if (u->steps < 1)
+    return fmt::format("run {}: kernel tracing stopped, but fewer than two step marks followed: nothing was measured "
+                       "untraced (call rec.step() once per iteration)",
+                       side);
+  constexpr double kSlower = 1.10;
+  if (!(traced_seconds > u->seconds * kSlower)) return {};
+  return fmt::format("run {}: the traced steps took {:.3g} ms each, the {} untraced ones {:.3g} ms ({:+.0f}%): the "
+                     "tracer's cost on this program; regions are costed on the traced steps, whose idle gaps it "
+                     "stretches",
+                     side, traced_seconds * 1e3, u->steps, u->seconds * 1e3, (traced_seconds / u->seconds - 1) * 100);
+}
+
+}  // namespace magneton::analysis

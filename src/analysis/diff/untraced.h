@@ -1,0 +1,36 @@
+// The steps of a measured pass that ran after kernel tracing stopped
+// (`record(..., traced_steps=N)`, RunInfo extra kTracedUntilKey): CUPTI
+// detached, the program at its own speed, only its step marks and energy
+// readings recorded. Their time and energy per step is the iteration as the
+// program runs; the traced steps before them are what regions are matched
+// and costed on (docs/diff.md, "Untraced steps").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "analysis/diff/finding.h"
+#include "core/run.h"
+
+namespace magneton::analysis {
+
+struct UntracedSteps {
+  int64_t steps = 0;               // whole steps between the stretch's first and last marks
+  double seconds = kUnmeasured;    // per step
+  double joules = kUnmeasured;     // per step, on the measured GPUs; NaN without their energy
+};
+
+// Takes the untraced stretch out of `run` and summarizes it: its marks and
+// the sensor readings after the first one past the cut leave the run, which
+// ends where tracing stopped, so the timeline and the energy attribution see
+// only traced steps. nullopt for a run traced to its end.
+std::optional<UntracedSteps> TakeUntracedSteps(Run& run);
+
+// The traced steps took `traced_seconds` each: a note when they ran more than
+// 10% slower than the untraced ones (the tracer's cost on this program, which
+// stretches its idle gaps), or when too few untraced steps followed to
+// measure; "" otherwise.
+std::string UntracedNote(char side, const std::optional<UntracedSteps>& untraced, double traced_seconds);
+
+}  // namespace magneton::analysis
