@@ -48,9 +48,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--step-line", default=None, metavar="[FILE:]N",
                    help="--pass both: the line where the step loop begins, in the script or FILE (default: the "
                         "first loop with 10 or more operators per iteration)")
-    r.add_argument("--traced-steps", type=int, default=None, metavar="N",
+    r.add_argument("--traced-steps", default="auto", metavar="N|auto|all",
                    help="GPU: trace kernels in the first N measured steps only; the rest run untraced, with "
-                        "energy and step times as the program runs (default: trace every step)")
+                        "energy and step times as the program runs (default auto: 20 steps and 2 s; all: every step)")
     r.add_argument("--energy", default="auto", choices=ENERGY_CHOICES, help="energy sensors to sample (default auto)")
     r.add_argument("--no-stacks", action="store_true", help="skip Python call sites")
     r.add_argument("--no-kernels", action="store_true", help="skip CUDA kernel tracing")
@@ -117,7 +117,8 @@ def _recording(args, command: str) -> record:
     common = dict(energy=args.energy, stacks=not args.no_stacks, kernels=not args.no_kernels, overwrite=args.force,
                   command=command, ops=True if args.ops else None)
     if args.passes != "recording":
-        common["traced_steps"] = args.traced_steps
+        common["traced_steps"] = None if args.traced_steps == "all" else \
+            "auto" if args.traced_steps == "auto" else int(args.traced_steps)
     if args.passes == "recording":
         return record(args.output, fingerprints=True, **common)
     if args.passes == "measured":
@@ -152,8 +153,9 @@ def main(argv=None) -> int:
         sys.stderr.write(f"magneton: record: --warmup {args.warmup}: expected 2 or more (the step loop is found "
                          "by its first two iterations)\n")
         return 2
-    if args.traced_steps is not None and args.traced_steps < 1:
-        sys.stderr.write(f"magneton: record: --traced-steps {args.traced_steps}: expected 1 or more\n")
+    if args.traced_steps not in ("auto", "all") and not (args.traced_steps.isdigit() and int(args.traced_steps) >= 1):
+        sys.stderr.write(f"magneton: record: --traced-steps {args.traced_steps}: expected a count of 1 or more, "
+                         "auto or all\n")
         return 2
     if args.step_line is not None and not args.step_line.rpartition(":")[2].isdigit():
         sys.stderr.write(f"magneton: record: --step-line {args.step_line}: expected a line number, N or FILE:N\n")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import time
 from typing import Optional
 
 from magneton import config_snapshot
@@ -29,6 +30,10 @@ __all__ = ["record", "schedule", "fingerprint", "load_run", "extension", "distri
 CLOCK_NOTE = "CLOCK_MONOTONIC: comparable across ranks of one host; not aligned across hosts"
 
 ENERGY_CHOICES = ("none", "nvml", "rapl", "auto")
+# traced_steps="auto": kernels are traced for the measured pass's first steps,
+# at least this many and this long (docs/recording.md, "Untraced steps").
+TRACE_AUTO_STEPS = 20
+TRACE_AUTO_SECONDS = 2.0
 
 
 def extension():
@@ -162,11 +167,14 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
     fingerprint_steps: with fingerprints, the first N recorded steps are the
         recording pass (values) and the rest the measured pass, in one file:
         `magneton diff` splits it into its two passes (docs/recording.md, "Steps").
-    traced_steps: in a measured pass on a GPU, trace kernels for its first N
-        steps only, then detach CUPTI: the later steps run as the program does
-        (CUPTI's per-kernel cost gone), with their step marks and energy
-        readings, and `magneton diff` reports their time and energy per
-        iteration beside the traced ones (docs/recording.md, "Untraced steps").
+    traced_steps: in a measured pass on a GPU whose loop calls `rec.step()`,
+        trace kernels for its first steps only, then detach CUPTI: the later
+        steps run as the program does (CUPTI's per-kernel cost gone), with
+        their step marks and energy readings, and `magneton diff` reports
+        their time and energy per iteration beside the traced ones
+        (docs/recording.md, "Untraced steps"). "auto" (default): the first
+        TRACE_AUTO_STEPS steps and TRACE_AUTO_SECONDS seconds, whichever ends
+        later; N: the first N steps; None: every step.
     stacks: Python call site (file:line:function) of each top-level op.
     kernels: link CUDA kernels to ops through CUPTI when this build has it.
     fingerprint_options: quantiles, singular_values, spectra_max_numel, spectra_max_side.
@@ -183,7 +191,7 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
     def __init__(self, path: str, energy: str = "none", fingerprints: bool = False, stacks: bool = True,
                  kernels: bool = True, overwrite: bool = False, command: Optional[str] = None,
                  fingerprint_options: Optional[dict] = None, replay=None, ops: Optional[bool] = None,
-                 schedule=None, fingerprint_steps: Optional[int] = None, traced_steps: Optional[int] = None):
+                 schedule=None, fingerprint_steps: Optional[int] = None, traced_steps="auto"):
         if energy not in ENERGY_CHOICES:
             raise ValueError(f"energy={energy!r}: expected one of {', '.join(ENERGY_CHOICES)}")
         self.identity = distributed_identity()
@@ -197,10 +205,13 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
         if fingerprint_steps is not None and (not self.fingerprints or int(fingerprint_steps) < 0):
             raise ValueError("fingerprint_steps: needs fingerprints=True and a count of 0 or more steps")
         self.fingerprint_steps = None if fingerprint_steps is None else int(fingerprint_steps)
-        if traced_steps is not None and int(traced_steps) < 1:
-            raise ValueError("traced_steps: a count of 1 or more measured steps")
-        self.traced_steps = None if traced_steps is None else int(traced_steps)
-        self._measured_done = 0  # measured steps ended so far
+        if traced_steps not in (None, "auto") and (isinstance(traced_steps, bool) or not isinstance(traced_steps, int)
+                                                   or traced_steps < 1):
+            raise ValueError(f"traced_steps={traced_steps!r}: expected 'auto', None or a count of 1 or more steps")
+        self.traced_steps = traced_steps
+        self._tracing = traced_steps is not None  # kernel tracing may still stop
+        self._measured_done = 0      # traced measured steps ended so far
+        self._measured_t0 = None     # when the first of them ended (time.monotonic)
         if schedule is not None and not callable(schedule):
             raise TypeError("schedule: expected a callable step -> torch.profiler.ProfilerAction "
                             "(magneton.schedule(wait=..., warmup=..., active=..., repeat=...))")
@@ -279,11 +290,10 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
         if self._active_now():
             self._active_done += 1
             self._native.mark_step()
-        if self._phase == "measured":
-            self._measured_done += 1
-            if self._measured_done == self.traced_steps and not self._measured_ops:
-                self._synchronize()  # the last traced kernels' records are complete
-                self._native.stop_kernel_tracing()
+        if self._phase == "measured" and self._tracing and not self._measured_ops and self._tracing_ends():
+            self._tracing = False
+            self._synchronize()  # the last traced kernels' records are complete
+            self._native.stop_kernel_tracing()
         self._step += 1
         phase = self._phase_of(self._step)
         if phase == self._phase:
@@ -293,6 +303,16 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
         self._native.set_phase(phase)
         self._phase = phase
         self._compiled_calls.set_active(self._records_ops(phase))
+
+    def _tracing_ends(self) -> bool:
+        """Counts a traced measured step; whether kernel tracing stops after it (traced_steps)."""
+        self._measured_done += 1
+        now = time.monotonic()
+        if self._measured_t0 is None:
+            self._measured_t0 = now
+        if self.traced_steps == "auto":  # enough traced steps for the regions' energy (10+ sensor readings)
+            return self._measured_done >= TRACE_AUTO_STEPS and now - self._measured_t0 >= TRACE_AUTO_SECONDS
+        return self._measured_done == self.traced_steps
 
     def _records_ops(self, phase: str) -> bool:
         return phase == "recording" or (phase == "measured" and self._measured_ops)

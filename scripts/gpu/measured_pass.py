@@ -175,15 +175,20 @@ def run_mode(mode: str, step, n: int, path: Path) -> dict:
     return dict(enter_s=t1 - t0, exit_s=t3 - t2, summary=rec.summary, **res)
 
 
-def overhead(args) -> None:
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    step = WORKLOADS[args.workload]()
+def warmed(workload: str, seconds: float):
+    """The workload's step after 20 warm-up steps, and how many steps take about `seconds`."""
+    step = WORKLOADS[workload]()
     for _ in range(20):
         step()
     sync()
     probe = timed(step, 20)
-    n = max(20, int(args.seconds / max(probe["wall_ms"] * 1e-3, 1e-6)))
+    return step, max(20, int(seconds / max(probe["wall_ms"] * 1e-3, 1e-6)))
+
+
+def overhead(args) -> None:
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    step, n = warmed(args.workload, args.seconds)
     runs = [dict(mode="plain-before-cupti", round=0, **timed(step, n))]
     measured = out / f"{args.workload}-m.mgt"
     modes = [m for m in MODES if m in args.modes.split(",")]
@@ -227,12 +232,7 @@ def loop(args) -> None:
     import contextlib
     rec = magneton.record(f"/tmp/loop-{os.getpid()}.mgt", energy="none", overwrite=True) if args.record else None
     with rec if args.record == "early" else contextlib.nullcontext():
-        step = WORKLOADS[args.workload]()
-        for _ in range(20):
-            step()
-        sync()
-        probe = timed(step, 20)
-        n = max(20, int(args.seconds / max(probe["wall_ms"] * 1e-3, 1e-6)))
+        step, n = warmed(args.workload, args.seconds)
         with rec if args.record == "late" else contextlib.nullcontext():
             for _ in range(args.loops):
                 print(f"LOOP_MS {timed(step, n)['wall_ms']:.4f}", flush=True)

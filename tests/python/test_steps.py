@@ -56,5 +56,21 @@ def test_step_outside_the_block_and_bad_options_are_refused(tmp_path):
         magneton.record(str(tmp_path / "y.mgt"), fingerprint_steps=1)  # needs fingerprints
     with pytest.raises(ValueError):
         magneton.record(str(tmp_path / "y.mgt"), traced_steps=0)
+    with pytest.raises(ValueError):
+        magneton.record(str(tmp_path / "y.mgt"), traced_steps="some")
     with pytest.raises(TypeError):
         magneton.record(str(tmp_path / "z.mgt"), schedule=3)
+
+
+def test_kernel_tracing_stops_after_the_traced_steps(tmp_path, monkeypatch):
+    from magneton import recorder
+    counted = magneton.record(str(tmp_path / "n.mgt"), traced_steps=3)
+    assert [counted._tracing_ends() for _ in range(4)] == [False, False, True, False]
+    monkeypatch.setattr(recorder, "TRACE_AUTO_SECONDS", 0.0)
+    auto = magneton.record(str(tmp_path / "a.mgt"))  # "auto": at least TRACE_AUTO_STEPS steps and seconds
+    ends = [auto._tracing_ends() for _ in range(recorder.TRACE_AUTO_STEPS)]
+    assert ends == [False] * (recorder.TRACE_AUTO_STEPS - 1) + [True]
+    monkeypatch.setattr(recorder, "TRACE_AUTO_SECONDS", 3600.0)
+    slow = magneton.record(str(tmp_path / "s.mgt"))
+    assert not any(slow._tracing_ends() for _ in range(2 * recorder.TRACE_AUTO_STEPS))
+    assert magneton.record(str(tmp_path / "e.mgt"), traced_steps=None)._tracing is False
