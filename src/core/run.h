@@ -171,6 +171,9 @@ struct Range {
 // recorder writes at the end of each of the program's steps (`rec.step()`).
 inline constexpr const char* kMagnetonDomain = "magneton";
 inline constexpr const char* kStepMark = "step";
+inline bool IsStepMark(const Range& r) {
+  return r.end_ns <= r.start_ns && r.domain == kMagnetonDomain && r.name == kStepMark;
+}
 // RunInfo extra: where a measured pass stopped tracing kernels (run clock,
 // ns); its later steps ran untraced, with step marks and energy readings.
 inline constexpr const char* kTracedUntilKey = "kernels_traced_until_ns";

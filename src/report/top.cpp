@@ -123,6 +123,7 @@ TopTable BuildTop(const Run& run, const energy::Attribution& a, TopBy by) {
   } else if (by == TopBy::kRange) {
     KernelTimeIndex launches(run);
     for (const Range& r : run.ranges) {
+      if (IsStepMark(r)) continue;  // the program's step boundaries, not ranges
       Group& g = groups[r.name];
       g.row.calls++;
       g.row.wall_ns += r.end_ns - r.start_ns;

@@ -176,7 +176,7 @@ StepTimeline BuildStepTimeline(const Run& run, const energy::Attribution& energy
     out.steps[i].end_ns = std::max(out.steps[i].start_ns, out.steps[i + 1].start_ns);
   MarkForeignWork(std::move(outside), out);
   for (const Range& r : run.ranges)
-    if (r.end_ns <= r.start_ns && r.domain == kMagnetonDomain && r.name == kStepMark) out.step_marks_ns.push_back(r.start_ns);
+    if (IsStepMark(r)) out.step_marks_ns.push_back(r.start_ns);
   std::sort(out.step_marks_ns.begin(), out.step_marks_ns.end());
 
   auto joules = [&](int64_t from, int64_t to) {

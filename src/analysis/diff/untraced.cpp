@@ -13,8 +13,6 @@ namespace magneton::analysis {
 
 namespace {
 
-bool IsStepMark(const Range& r) { return r.end_ns <= r.start_ns && r.domain == kMagnetonDomain && r.name == kStepMark; }
-
 // Readings after `cut` go, but for the first: the traced stretch's curves
 // need a reading on each side of their end.
 void CutSeries(SensorSeries& s, int64_t cut) {
