@@ -48,6 +48,16 @@ std::string FormatUntraced(const analysis::UntracedSteps& u, const std::string& 
   return fmt::format("{} per step, {} untraced steps", cost, u.steps);
 }
 
+std::string CompareUntraced(const std::optional<analysis::UntracedSteps>& a,
+                            const std::optional<analysis::UntracedSteps>& b, const std::string& unit) {
+  if (!a || !b || a->steps < 1 || b->steps < 1) return {};
+  std::string time = fmt::format("{} time ({} against {})", FormatPct(ChangePct(a->seconds, b->seconds), true),
+                                 FormatSeconds(a->seconds), FormatSeconds(b->seconds));
+  if (unit != "J" || std::isnan(a->joules) || std::isnan(b->joules)) return "b " + time + " per step";
+  return fmt::format("b {} energy per step ({} against {}), {}", FormatPct(ChangePct(a->joules, b->joules), true),
+                     FormatJoules(a->joules), FormatJoules(b->joules), time);
+}
+
 double ChangePct(double from, double to) { return from > 0 ? (to / from - 1) * 100 : NAN; }
 
 std::string Shorten(const std::string& s, size_t n) {

@@ -288,6 +288,8 @@ std::string RenderHtml(const DiffReport& r, const Run& a, const Run& b, const Ru
       waste, waste == 1 ? "" : "s", trade, trade == 1 ? "" : "s", noise, noise == 1 ? "" : "s",
       r.regions.size(), FormatPct(r.matched_share_a * 100), FormatPct(r.matched_share_b * 100),
       FormatCost(r.total_saved_per_iteration(), r.cost_unit));
+  if (std::string c = CompareUntraced(r.a.untraced, r.b.untraced, r.cost_unit); !c.empty())
+    out += fmt::format("<p>As the programs run: {}.</p>", E(c));
   if (!ranked.empty()) out += BarChart(ranked, 700, "saving per iteration by finding");
   out += "</section>";
   out += TimelineSection(r);

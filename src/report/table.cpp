@@ -142,6 +142,8 @@ std::string Header(const DiffReport& r, const TableOptions& o, const char* what)
                      FormatPct(r.matched_share_b * 100),
                      r.matched_by_range ? "NVTX ranges" : r.matched_by_kernels ? "kernels" : "ops",
                      r.unmatched_ops_a, r.unmatched_ops_b);
+  if (std::string c = CompareUntraced(r.a.untraced, r.b.untraced, r.cost_unit); !c.empty())
+    out += fmt::format("  as the programs run: {}\n", c);
   for (const auto& n : r.notes) out += fmt::format("  note: {}\n", n);
   return out;
 }
