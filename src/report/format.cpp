@@ -40,20 +40,20 @@ std::string FormatPct(double pct, bool sign) {
   return sign ? fmt::format("{:+.1f}%", pct) : fmt::format("{:.1f}%", pct);
 }
 
-std::string FormatUntraced(const analysis::UntracedSteps& u, const std::string& unit) {
+std::string FormatUntraced(const analysis::UntracedSteps& u) {
   if (u.steps < 1) return "no untraced steps measured";
-  const std::string cost = unit == "J" && !std::isnan(u.joules)
+  const std::string cost = !std::isnan(u.joules)
                                ? fmt::format("{} in {}", FormatJoules(u.joules), FormatSeconds(u.seconds))
                                : FormatSeconds(u.seconds);
   return fmt::format("{} per step, {} untraced steps", cost, u.steps);
 }
 
 std::string CompareUntraced(const std::optional<analysis::UntracedSteps>& a,
-                            const std::optional<analysis::UntracedSteps>& b, const std::string& unit) {
+                            const std::optional<analysis::UntracedSteps>& b) {
   if (!a || !b || a->steps < 1 || b->steps < 1) return {};
   std::string time = fmt::format("{} time ({} against {})", FormatPct(ChangePct(a->seconds, b->seconds), true),
                                  FormatSeconds(a->seconds), FormatSeconds(b->seconds));
-  if (unit != "J" || std::isnan(a->joules) || std::isnan(b->joules)) return "b " + time + " per step";
+  if (std::isnan(a->joules) || std::isnan(b->joules)) return "b " + time + " per step";
   return fmt::format("b {} energy per step ({} against {}), {}", FormatPct(ChangePct(a->joules, b->joules), true),
                      FormatJoules(a->joules), FormatJoules(b->joules), time);
 }

@@ -83,7 +83,7 @@ std::string RunCard(char side, const std::string& path, const RunSummary& r, con
                     a.on_device ? "idle after the iteration" : "host after the last operator", FormatCost(a.idle, unit),
                     share(a.idle), FormatCost(a.unattributed, unit), share(a.unattributed)));
   }
-  if (r.untraced) row("as the program runs", FormatUntraced(*r.untraced, unit));
+  if (r.untraced) row("as the program runs", FormatUntraced(*r.untraced));
   return fmt::format("<div class=\"card side-{}\"><h3>run {}</h3><dl>{}</dl></div>", side, side, dl);
 }
 
@@ -288,7 +288,7 @@ std::string RenderHtml(const DiffReport& r, const Run& a, const Run& b, const Ru
       waste, waste == 1 ? "" : "s", trade, trade == 1 ? "" : "s", noise, noise == 1 ? "" : "s",
       r.regions.size(), FormatPct(r.matched_share_a * 100), FormatPct(r.matched_share_b * 100),
       FormatCost(r.total_saved_per_iteration(), r.cost_unit));
-  if (std::string c = CompareUntraced(r.a.untraced, r.b.untraced, r.cost_unit); !c.empty())
+  if (std::string c = CompareUntraced(r.a.untraced, r.b.untraced); !c.empty())
     out += fmt::format("<p>As the programs run: {}.</p>", E(c));
   if (!ranked.empty()) out += BarChart(ranked, 700, "saving per iteration by finding");
   out += "</section>";

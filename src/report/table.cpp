@@ -71,7 +71,7 @@ std::string AccountLine(char side, const RunSummary& r, const std::string& unit)
                                     : "the program's own code between operators",
                         FormatCost(a.waiting, unit), share(a.waiting),
                         a.on_device ? "work it waited for" : "operator it issues");
-  if (r.untraced) line += fmt::format("    as the program runs: {}\n", FormatUntraced(*r.untraced, unit));
+  if (r.untraced) line += fmt::format("    as the program runs: {}\n", FormatUntraced(*r.untraced));
   return line;
 }
 
@@ -142,7 +142,7 @@ std::string Header(const DiffReport& r, const TableOptions& o, const char* what)
                      FormatPct(r.matched_share_b * 100),
                      r.matched_by_range ? "NVTX ranges" : r.matched_by_kernels ? "kernels" : "ops",
                      r.unmatched_ops_a, r.unmatched_ops_b);
-  if (std::string c = CompareUntraced(r.a.untraced, r.b.untraced, r.cost_unit); !c.empty())
+  if (std::string c = CompareUntraced(r.a.untraced, r.b.untraced); !c.empty())
     out += fmt::format("  as the programs run: {}\n", c);
   for (const auto& n : r.notes) out += fmt::format("  note: {}\n", n);
   return out;

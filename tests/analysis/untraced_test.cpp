@@ -90,6 +90,18 @@ TEST(Untraced, WithoutGpuEnergyOnlyTheTimeIsMeasured) {
   EXPECT_TRUE(std::isnan(u->joules));
 }
 
+TEST(Untraced, AStretchUnderASecondGetsNoEnergy) {
+  magneton::Run run = TracedThenUntraced();
+  std::erase_if(run.ranges, [](const Range& r) { return r.start_ns > 1500 * kMs && IsStepMark(r); });
+  for (size_t i = 0; i < run.ranges.size(); ++i) run.ranges[i].id = static_cast<int64_t>(i);
+  run.ranges[run.ranges.size() - 2].parent = static_cast<int64_t>(run.ranges.size() - 1);
+  auto u = TakeUntracedSteps(run);  // 1.1 to 1.5 s: 40 steps, 0.4 s
+  ASSERT_TRUE(u.has_value());
+  EXPECT_EQ(u->steps, 40);
+  EXPECT_NEAR(u->seconds, 0.010, 1e-9);
+  EXPECT_TRUE(std::isnan(u->joules));
+}
+
 TEST(Untraced, NoteWhenTheTracedStepsRanSlower) {
   UntracedSteps u{180, 0.010, 2.0};
   EXPECT_NE(UntracedNote('a', u, 0.020).find("+100%"), std::string::npos);

@@ -140,7 +140,7 @@ TEST(DiffCli, HtmlReportIsWrittenAndSelfContained) {
 }
 
 // A measured pass whose later steps ran untraced (record(traced_steps=N)):
-// the H200 fixture with 10 steps of 5 ms at 300 W appended after its end.
+// the H200 fixture with 10 steps of 110 ms at 300 W appended after its end.
 TEST(DiffCli, UntracedStepsAreReportedBesideTheTracedOnes) {
   const std::string gpu = kData + "gpu/";
   auto loaded = LoadRun(gpu + "gpt2_addmm-measured.mgt");
@@ -150,20 +150,20 @@ TEST(DiffCli, UntracedStepsAreReportedBesideTheTracedOnes) {
   const int64_t cut = run.info.end_ns;
   run.info.extra[kTracedUntilKey] = std::to_string(cut);
   for (int i = 1; i <= 11; ++i)
-    run.ranges.push_back({static_cast<int64_t>(run.ranges.size()), kStepMark, kMagnetonDomain, 1, cut + i * 5 * kMs,
-                          cut + i * 5 * kMs, kNone});
+    run.ranges.push_back({static_cast<int64_t>(run.ranges.size()), kStepMark, kMagnetonDomain, 1, cut + i * 110 * kMs,
+                          cut + i * 110 * kMs, kNone});
   for (auto& series : run.series) {
     if (run.devices[series.device].kind != "gpu" || series.t_ns.empty()) continue;
     const int64_t t0 = series.t_ns.back();
     const double v0 = series.value.back();
-    for (int64_t t = cut + kMs; t <= cut + 60 * kMs; t += kMs) {
+    for (int64_t t = cut + kMs; t <= cut + 1300 * kMs; t += 10 * kMs) {
       if (series.unit == "J") series.value.push_back(v0 + 300.0 * (t - t0) * 1e-9);
       else if (series.unit == "W") series.value.push_back(300.0);
       else continue;
       series.t_ns.push_back(t);
     }
   }
-  run.info.end_ns = cut + 61 * kMs;
+  run.info.end_ns = cut + 1301 * kMs;
   const fs::path untraced = TempDir() / "gpt2_addmm-untraced.mgt";
   ASSERT_TRUE(SaveRun(run, untraced.string(), true).ok());
 
@@ -176,8 +176,8 @@ TEST(DiffCli, UntracedStepsAreReportedBesideTheTracedOnes) {
   json b = json::parse(base.out), w = json::parse(with.out);
   ASSERT_TRUE(w["runs"]["a"]["untraced"].is_object()) << w["runs"]["a"].dump();
   EXPECT_EQ(w["runs"]["a"]["untraced"]["steps"], 10);
-  EXPECT_NEAR(w["runs"]["a"]["untraced"]["seconds"].get<double>(), 0.005, 1e-9);
-  EXPECT_NEAR(w["runs"]["a"]["untraced"]["joules"].get<double>(), 1.5, 1e-6);  // 300 W x 5 ms
+  EXPECT_NEAR(w["runs"]["a"]["untraced"]["seconds"].get<double>(), 0.110, 1e-9);
+  EXPECT_NEAR(w["runs"]["a"]["untraced"]["joules"].get<double>(), 33.0, 1e-6);  // 300 W x 110 ms
   EXPECT_TRUE(w["runs"]["b"]["untraced"].is_null());
   EXPECT_TRUE(b["runs"]["a"]["untraced"].is_null());
   // The traced steps are read as before: the same repetitions and findings.

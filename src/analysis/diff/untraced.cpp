@@ -23,6 +23,23 @@ void CutSeries(SensorSeries& s, int64_t cut) {
   s.value.resize(keep);
 }
 
+// The same bar as a measured pass's energy (docs/diff.md): a second and ten
+// readings of every GPU sensor series that holds energy or power.
+bool EnoughReadings(const Run& run, int64_t from, int64_t to) {
+  constexpr int64_t kMinNs = 1'000'000'000;
+  constexpr int64_t kMinReadings = 10;
+  if (to - from < kMinNs) return false;
+  for (const SensorSeries& s : run.series) {
+    if (s.device < 0 || s.device >= static_cast<int32_t>(run.devices.size()) ||
+        run.devices[s.device].kind != "gpu" || (s.unit != "J" && s.unit != "W"))
+      continue;
+    auto first = std::lower_bound(s.t_ns.begin(), s.t_ns.end(), from);
+    auto last = std::upper_bound(s.t_ns.begin(), s.t_ns.end(), to);
+    if (last - first < kMinReadings) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<UntracedSteps> TakeUntracedSteps(Run& run) {
@@ -41,11 +58,13 @@ std::optional<UntracedSteps> TakeUntracedSteps(Run& run) {
     out.steps = static_cast<int64_t>(marks.size()) - 1;
     const double n = static_cast<double>(out.steps);
     out.seconds = (marks.back() - marks.front()) * 1e-9 / n;
-    double j = 0;
-    bool any = false;
-    for (const auto& e : energy::WindowEnergy(run, marks.front(), marks.back()))
-      if (e.device.kind == "gpu" && !e.estimate) j += e.joules, any = true;
-    if (any) out.joules = j / n;
+    if (EnoughReadings(run, marks.front(), marks.back())) {
+      double j = 0;
+      bool any = false;
+      for (const auto& e : energy::WindowEnergy(run, marks.front(), marks.back()))
+        if (e.device.kind == "gpu" && !e.estimate) j += e.joules, any = true;
+      if (any) out.joules = j / n;
+    }
   }
 
   // Ranges that began after the cut go; the rest are numbered densely again.

@@ -18,7 +18,9 @@ namespace magneton::analysis {
 struct UntracedSteps {
   int64_t steps = 0;               // whole steps between the stretch's first and last marks
   double seconds = kUnmeasured;    // per step
-  double joules = kUnmeasured;     // per step, on the measured GPUs; NaN without their energy
+  // Per step, on the measured GPUs; NaN without their energy or where the
+  // stretch is under a second or ten readings of each GPU series.
+  double joules = kUnmeasured;
 };
 
 // Takes the untraced stretch out of `run` and summarizes it: its marks and
