@@ -1,7 +1,7 @@
 """The measured pass on a GPU: its overhead, and a GPT-2 pair diffed with it.
 
     python measured_pass.py overhead WORKLOAD --out DIR [--rounds 5] [--seconds 1]
-    python measured_pass.py pair VARIANT --out DIR [--seconds 1.5]
+    python measured_pass.py pair VARIANT --out DIR [--seconds 4]
     python measured_pass.py syncs --out DIR
     python measured_pass.py truth --out DIR [--seconds 3] [--trials 2]
 
@@ -253,7 +253,7 @@ def pair(args) -> None:
         os.environ["MAGNETON_TORCH_API"] = args.measured_api
     t0 = time.perf_counter()
     with magneton.record(str(out / f"{args.variant}-m.mgt"), energy="none" if DRY else "nvml",
-                         overwrite=True, traced_steps=args.traced_steps) as rec:
+                         overwrite=True, traced_steps=args.traced_steps or "auto") as rec:
         t1 = time.perf_counter()
         for _ in range(n):
             step()
@@ -380,7 +380,7 @@ def main() -> None:
     q = sub.add_parser("pair")
     q.add_argument("variant", choices=("eager", "sdpa"))
     q.add_argument("--out", required=True)
-    q.add_argument("--seconds", type=float, default=1.5)
+    q.add_argument("--seconds", type=float, default=4.0)  # 2 s traced ("auto"), the rest untraced
     q.add_argument("--measured-api", help="MAGNETON_TORCH_API for the measured pass only")
     q.add_argument("--traced-steps", type=int, help="trace kernels in the measured pass's first N forwards only")
     sy = sub.add_parser("syncs")
