@@ -1,32 +1,12 @@
 #include "analysis/diff/pass_split.h"
 
 #include <cstdlib>
-#include <unordered_map>
+
+#include "analysis/diff/row_select.h"
 
 namespace magneton::analysis {
 
 namespace {
-
-// Keeps the rows `keep` selects, numbered densely again; returns old id -> new id.
-template <class T, class Keep>
-std::unordered_map<int64_t, int64_t> Select(std::vector<T>& rows, Keep keep) {
-  std::unordered_map<int64_t, int64_t> ids;
-  std::vector<T> kept;
-  for (auto& r : rows)
-    if (keep(r)) {
-      ids.emplace(r.id, static_cast<int64_t>(kept.size()));
-      r.id = static_cast<int64_t>(kept.size());
-      kept.push_back(std::move(r));
-    }
-  rows = std::move(kept);
-  return ids;
-}
-
-int64_t Mapped(const std::unordered_map<int64_t, int64_t>& ids, int64_t id) {
-  if (id < 0) return id;  // kNone, kRecorderWork
-  auto it = ids.find(id);
-  return it == ids.end() ? kNone : it->second;
-}
 
 // One pass: what started in [from, to); ops and their device work keep their links.
 Run Pass(const Run& run, int64_t from, int64_t to) {

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <unordered_map>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "analysis/diff/row_select.h"
 #include "energy/window.h"
 
 namespace magneton::analysis {
@@ -67,18 +67,8 @@ std::optional<UntracedSteps> TakeUntracedSteps(Run& run) {
     }
   }
 
-  // Ranges that began after the cut go; the rest are numbered densely again.
-  std::unordered_map<int64_t, int64_t> ids;
-  std::vector<Range> kept;
-  for (Range& r : run.ranges)
-    if (r.start_ns <= cut) {
-      ids.emplace(r.id, static_cast<int64_t>(kept.size()));
-      r.id = static_cast<int64_t>(kept.size());
-      kept.push_back(std::move(r));
-    }
-  for (Range& r : kept)
-    if (r.parent != kNone) r.parent = ids.count(r.parent) ? ids[r.parent] : kNone;
-  run.ranges = std::move(kept);
+  auto ranges = Select(run.ranges, [&](const Range& r) { return r.start_ns <= cut; });
+  for (Range& r : run.ranges) r.parent = Mapped(ranges, r.parent);
   for (auto& s : run.series) CutSeries(s, cut);
   run.info.end_ns = cut;
   run.info.extra.erase(it);

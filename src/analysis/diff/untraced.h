@@ -3,7 +3,8 @@
 // detached, the program at its own speed, only its step marks and energy
 // readings recorded. Their time and energy per step is the iteration as the
 // program runs; the traced steps before them are what regions are matched
-// and costed on (docs/diff.md, "Untraced steps").
+// and costed on (docs/recording.md, "Untraced steps"; docs/diff.md, "Time and
+// energy per iteration").
 #pragma once
 
 #include <cstdint>
