@@ -79,7 +79,7 @@ if has 1; then
       step "$w loop, $mode ($r)"
       cmd=($py scripts/gpu/measured_pass.py loop $w)
       case $mode in
-        record) cmd=("$M" record -f -o "$W/runs/mlp-inj.mgt" --no-energy -- "${cmd[@]}") ;;
+        record) cmd=("$M" record -f -o "$W/runs/$w-inj.mgt" --no-energy -- "${cmd[@]}") ;;
         late|early) cmd+=(--record $mode) ;;
         *-none) cmd=(env MAGNETON_TORCH_API=none "${cmd[@]}" --record ${mode%-none}) ;;
       esac

@@ -177,11 +177,11 @@ void Recorder::MarkStep() {
 void Recorder::StopKernelTracing() {
   RecorderState& st = *state_;
   if (!st.kernels) return;
-  // A failure loses the untraced stretch's meaning, not the run: say so in a stat.
+  // Tracing ends either way, so the cut is noted either way; an error (the
+  // tracer's first, maybe from an earlier drain) is a stat beside it.
   if (Status stopped = st.kernels->StopTracing(); !stopped.ok()) {
     std::lock_guard<std::mutex> lock(st.mu);
     st.stats.push_back(MakeStat(stats::kKernelTracingFailed, 1, stopped.message()));
-    return;
   }
   SetInfoExtra(kTracedUntilKey, std::to_string(MonotonicNs()));
 }

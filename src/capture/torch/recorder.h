@@ -85,7 +85,7 @@ class Recorder {
   // Ends kernel tracing and detaches CUPTI for the rest of the recording
   // (CuptiTracer::StopTracing): its steps run as the program does, with
   // their marks and energy readings only. Noted in RunInfo (extra
-  // kTracedUntilKey); nothing to do without a tracer. A failure is a Stat.
+  // kTracedUntilKey); nothing to do without a tracer. An error is a Stat.
   void StopKernelTracing();
 
   void SetConfig(const std::string& key, const std::string& value);
