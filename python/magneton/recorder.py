@@ -212,6 +212,8 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
         self._tracing = traced_steps is not None  # kernel tracing may still stop
         self._measured_done = 0      # traced measured steps ended so far
         self._measured_t0 = None     # when the first of them ended (time.monotonic)
+        # (step, time.perf_counter()) when kernel tracing stopped; None while it runs.
+        self.untraced_from = None
         if schedule is not None and not callable(schedule):
             raise TypeError("schedule: expected a callable step -> torch.profiler.ProfilerAction "
                             "(magneton.schedule(wait=..., warmup=..., active=..., repeat=...))")
@@ -294,6 +296,7 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
             self._tracing = False
             self._synchronize()  # the last traced kernels' records are complete
             self._native.stop_kernel_tracing()
+            self.untraced_from = (self._step + 1, time.perf_counter())
         self._step += 1
         phase = self._phase_of(self._step)
         if phase == self._phase:

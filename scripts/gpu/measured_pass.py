@@ -172,6 +172,11 @@ def run_mode(mode: str, step, n: int, path: Path) -> dict:
     finally:
         os.environ.pop("MAGNETON_TORCH_API", None)
         os.environ.pop("MAGNETON_CUPTI_SELECT", None)
+    if rec.untraced_from is not None:  # the steps after tracing stopped, at the program's own pace
+        first, since = rec.untraced_from
+        if n > first:
+            res["untraced_ms"] = (t2 - since) / (n - first) * 1e3
+            res["untraced_steps"] = n - first
     return dict(enter_s=t1 - t0, exit_s=t3 - t2, summary=rec.summary, **res)
 
 
@@ -209,10 +214,15 @@ def overhead(args) -> None:
     med = {m: statistics.median(x["wall_ms"] for x in runs if x["mode"] == m) for m in modes}
     best = {m: min(x["wall_ms"] for x in runs if x["mode"] == m) for m in modes}
     ev = {m: statistics.median(x["event_ms"] for x in runs if x["mode"] == m) for m in modes}
+    # The untraced stretch of each measured run (traced_steps): the program at its own pace.
+    untraced = {m: statistics.median(u) for m in modes
+                if (u := [x["untraced_ms"] for x in runs if x["mode"] == m and "untraced_ms" in x])}
     report = {"workload": args.workload, "steps_per_run": n, "runs": runs, "recording_pass": recording,
               "median_wall_ms": med, "fastest_wall_ms": best, "median_event_ms": ev,
               "overhead_pct": {m: (med[m] / med["plain"] - 1) * 100 for m in modes},
               "fastest_overhead_pct": {m: (best[m] / best["plain"] - 1) * 100 for m in modes},
+              "median_untraced_ms": untraced,
+              "untraced_overhead_pct": {m: (u / med["plain"] - 1) * 100 for m, u in untraced.items()},
               "measured_run": counts.get("m", {}), "cupti_run": counts.get("cupti", {}),
               "api_all_run": counts.get("api-all", {}),
               "rows": {m: {k: c.get(k) for k in ("kernels", "transfers", "api_calls")} for m, c in counts.items()},
@@ -221,7 +231,9 @@ def overhead(args) -> None:
     (out / f"{args.workload}-overhead.json").write_text(json.dumps(report, indent=1, default=str))
     print(f"{args.workload}: {n} steps per run; median ms/step " +
           ", ".join(f"{m} {med[m]:.3f} ({report['overhead_pct'][m]:+.1f}%, fastest {report['fastest_overhead_pct'][m]:+.1f}%)"
-                    for m in modes) + f"; ops mode {runs[-1]['wall_ms']:.3f}; measured pass rows: "
+                    for m in modes) +
+          "".join(f"; {m} untraced steps {u:.3f} ({report['untraced_overhead_pct'][m]:+.1f}%)" for m, u in untraced.items()) +
+          f"; ops mode {runs[-1]['wall_ms']:.3f}; measured pass rows: "
           f"{counts.get('m', {}).get('kernels')} kernels, {counts.get('m', {}).get('api_calls')} API calls")
 
 

@@ -162,6 +162,8 @@ for w in ("mlp", "gpt2-1x64", "gpt2-8x512"):
     for m, ms in o["median_wall_ms"].items():
         print(f"  {m:<10} median {ms:8.3f} ms ({o['overhead_pct'][m]:+6.1f}%)  fastest {o['fastest_wall_ms'][m]:8.3f} "
               f"({o['fastest_overhead_pct'][m]:+6.1f}%)  event {ev[m]:8.3f}")
+    for m, ms in o.get("median_untraced_ms", {}).items():
+        print(f"  {m:<10} untraced steps median {ms:8.3f} ms ({o['untraced_overhead_pct'][m]:+6.1f}%)")
     if dev:
         print(f"  device time per iteration in the last measured pass {dev * 1e3:.3f} ms, host period {host} s "
               f"(its own event time {ev.get('measured', float('nan')):.3f}, plain {ev['plain']:.3f})")

@@ -112,12 +112,10 @@ Result<std::unique_ptr<DiffSession>> RunDiff(const DiffArgs& args, double thresh
     }
   }
 
-  // Steps measured after tracing stopped: the iteration as the program runs, beside the traced one.
-  std::optional<analysis::UntracedSteps> untraced[2];
-  for (int side = 0; side < 2; ++side)
-    if (auto& m = side == 0 ? s->measured_a : s->measured_b; m) untraced[side] = analysis::TakeUntracedSteps(*m);
-
   analysis::DiffOptions o;
+  // Steps measured after tracing stopped: the iteration as the program runs, beside the traced one.
+  if (s->measured_a) o.untraced_a = analysis::TakeUntracedSteps(*s->measured_a);
+  if (s->measured_b) o.untraced_b = analysis::TakeUntracedSteps(*s->measured_b);
   o.threshold = threshold;
   o.match_tolerance = args.tolerance;
   o.iterations = args.iterations;
@@ -139,12 +137,7 @@ Result<std::unique_ptr<DiffSession>> RunDiff(const DiffArgs& args, double thresh
     return MakeError(report.error().code, fmt::format("{}: {}", which, report.error().message));
   }
   s->report = std::move(*report);
-  s->report.a.untraced = untraced[0];
-  s->report.b.untraced = untraced[1];
   s->report.notes.insert(s->report.notes.begin(), split_notes.begin(), split_notes.end());
-  for (auto [side, r] : {std::pair{'a', &s->report.a}, std::pair{'b', &s->report.b}})
-    if (std::string note = analysis::UntracedNote(side, r->untraced, r->account.seconds); !note.empty())
-      s->report.notes.push_back(note);
   if (!rules_note.empty()) s->report.notes.push_back(rules_note);
   return s;
 }

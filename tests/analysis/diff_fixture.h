@@ -381,12 +381,13 @@ Run MeasuredPass(const Run& recorded, int repeats, Scale scale) {
 // A measured pass without operators, as magneton.record gives on a GPU: the
 // recorded program's kernels (only) `repeats` times in launch order, each
 // scaled by `scale(its op's name)`, `gap_ns` of device idle after each
-// repetition, a launch API call 5 us before each kernel, and the GPU's energy
-// counter read every 50 us while the device draws `idle_w`, plus `busy_w`
-// while a kernel runs. energy::Attribute gives it its attribution.
+// repetition (and `launch_gap_ns` before each of its kernels but the first:
+// a launch-bound host), a launch API call 5 us before each kernel, and the
+// GPU's energy counter read every 50 us while the device draws `idle_w`, plus
+// `busy_w` while a kernel runs. energy::Attribute gives it its attribution.
 template <class Scale>
 Run TimelinePass(const Run& recorded, int repeats, Scale scale, int64_t gap_ns, double idle_w = 100,
-                 double busy_w = 400) {
+                 double busy_w = 400, int64_t launch_gap_ns = 0) {
   Run m;
   m.info = recorded.info;
   m.info.extra["fingerprints"] = "false";
@@ -402,6 +403,7 @@ Run TimelinePass(const Run& recorded, int repeats, Scale scale, int64_t gap_ns, 
       c.id = static_cast<int64_t>(m.kernels.size());
       c.op = kNone;
       c.correlation = corr++;
+      if (k != step.front()) t += launch_gap_ns;
       c.start_ns = t;
       c.end_ns = t + static_cast<int64_t>((k->end_ns - k->start_ns) * scale(recorded.ops[k->op].name));
       t = c.end_ns;

@@ -214,6 +214,39 @@ TEST(DiffPasses, TimelinePassesCostRegionsAndAccountForTheWholeIteration) {
   EXPECT_LT(f.saved_pct_of_run, 100);
 }
 
+// The same program on both sides; b's measured pass was slowed by its
+// tracer, 500 us of host time before every launch (a launch-bound step), and
+// its untraced steps ran at a's pace. Told so, the diff takes the tracer's
+// delay off b's gaps: no waste, the same iteration on both sides.
+TEST(DiffPasses, TheTracersStretchIsTakenOffAtTheUntracedPace) {
+  fixture::Pair p = fixture::Conv1DPair(4, 1, 1.0, 1.0);
+  const magneton::Run& rec = p.a.b.run;
+  const MatchResult match = MatchRuns(rec, rec);
+  auto one = [](const std::string&) { return 1.0; };
+  const int64_t gap = 300'000, launch = 500'000;
+  magneton::Run ma = fixture::TimelinePass(rec, 6, one, gap);
+  magneton::Run mb = fixture::TimelinePass(rec, 6, one, gap, 100, 400, launch);
+  energy::Attribution e = p.a.Energy(), mea = energy::Attribute(ma), meb = energy::Attribute(mb);
+  auto traced = Diff(DiffInput{&rec, &e, &ma, &mea}, DiffInput{&rec, &e, &mb, &meb}, match, {});
+  ASSERT_TRUE(traced.ok()) << traced.error().message;
+  const double a_s = traced->a.account.seconds;
+  ASSERT_GT(traced->b.account.seconds, a_s * 1.2);
+
+  DiffOptions o;
+  o.untraced_b = UntracedSteps{100, a_s, kUnmeasured};
+  auto r = Diff(DiffInput{&rec, &e, &ma, &mea}, DiffInput{&rec, &e, &mb, &meb}, match, o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const IterationAccount& b = r->b.account;
+  EXPECT_NEAR(b.seconds, a_s, 1e-3 * a_s);
+  EXPECT_NEAR(b.total, r->a.account.total, 0.03 * b.total);
+  EXPECT_NEAR(b.regions + b.unmatched + b.idle + b.unattributed, b.total, 1e-9);
+  for (const Finding& f : r->findings) EXPECT_NE(f.verdict, Verdict::kWaste) << f.label << ": " << f.why;
+  EXPECT_TRUE(r->b.untraced.has_value());
+  bool noted = false;
+  for (const auto& n : r->notes) noted |= n.find("was taken off each idle gap") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
 // A CPU training step (scripts/record_fixture.py train): autograd runs each
 // backward node (tensor-less in the recording) inside a tensor-less
 // evaluate_function scope, and the optimizer its updates inside

@@ -118,5 +118,56 @@ TEST(StepTimeline, HostPeriodFromLaunchCallsElseFromStepMarks) {
   EXPECT_TRUE(std::isnan(neither.host_seconds()));
 }
 
+// 6 repetitions of three 1 ms kernels, launch-bound: the device waits 1 ms
+// before the second and 0.5 ms before the third, and idles 0.5 ms after it.
+StepTimeline GappedSteps(double program_seconds) {
+  Run run;
+  PassAlignment al;
+  al.repeats = 6;
+  for (int32_t r = 0; r < 6; ++r)
+    for (int64_t start : {0 * kMs, 2 * kMs, 7 * kMs / 2}) {
+      Kernel x;
+      x.id = static_cast<int64_t>(run.kernels.size());
+      x.start_ns = r * 5 * kMs + start;
+      x.end_ns = x.start_ns + kMs;
+      run.kernels.push_back(x);
+      al.kernel_rep.push_back(r);
+    }
+  run.info.end_ns = 30 * kMs;
+  return BuildStepTimeline(run, energy::Attribution{}, al, program_seconds);
+}
+
+TEST(StepTimeline, TheTracersDelayIsTakenOffEveryGapAlike) {
+  StepTimeline as_traced = GappedSteps(kUnmeasured);
+  EXPECT_NEAR(as_traced.seconds(), 5e-3, 1e-9);
+  EXPECT_EQ(as_traced.tracer_delay_ns, 0);
+
+  // Untraced, the step took 4 ms: a third of a millisecond off each of the three gaps.
+  StepTimeline paced = GappedSteps(4e-3);
+  EXPECT_NEAR(paced.traced_seconds, 5e-3, 1e-9);
+  EXPECT_NEAR(paced.seconds(), 4e-3, 1e-8);
+  EXPECT_NEAR(paced.tracer_delay_ns, kMs / 3, 1);
+  EXPECT_NEAR(paced.kernel_wait[1].ns, 2 * kMs / 3, 1);
+  EXPECT_NEAR(paced.kernel_wait[2].ns, kMs / 6, 1);
+  EXPECT_NEAR(paced.tail_seconds(), 1e-3 / 6, 1e-8);
+  EXPECT_NEAR(paced.busy_seconds(), 3e-3, 1e-9);
+
+  // 3.2 ms: the short gaps close, the long one gives the rest.
+  StepTimeline closer = GappedSteps(3.2e-3);
+  EXPECT_NEAR(closer.seconds(), 3.2e-3, 1e-8);
+  EXPECT_EQ(closer.kernel_wait[2].ns, 0);
+  EXPECT_NEAR(closer.kernel_wait[1].ns, kMs / 5, 1);
+
+  // Faster than the device's own work: only the gaps go.
+  StepTimeline busy = GappedSteps(2.5e-3);
+  EXPECT_NEAR(busy.seconds(), 3e-3, 1e-9);
+  EXPECT_EQ(busy.kernel_wait[1].ns, 0);
+
+  // Slower untraced than traced: nothing is added.
+  StepTimeline slower = GappedSteps(6e-3);
+  EXPECT_NEAR(slower.seconds(), 5e-3, 1e-9);
+  EXPECT_EQ(slower.tracer_delay_ns, 0);
+}
+
 }  // namespace
 }  // namespace magneton::analysis

@@ -104,10 +104,20 @@ TEST(Untraced, AStretchUnderASecondGetsNoEnergy) {
 
 TEST(Untraced, NoteWhenTheTracedStepsRanSlower) {
   UntracedSteps u{180, 0.010, 2.0};
-  EXPECT_NE(UntracedNote('a', u, 0.020).find("+100%"), std::string::npos);
-  EXPECT_EQ(UntracedNote('a', u, 0.0105), "");
-  EXPECT_EQ(UntracedNote('a', std::nullopt, 0.020), "");
-  EXPECT_NE(UntracedNote('b', UntracedSteps{}, 0.020).find("fewer than two step marks"), std::string::npos);
+  StepTimeline slow;
+  slow.traced_seconds = 0.020;
+  EXPECT_NE(UntracedNote('a', u, slow).find("+100%"), std::string::npos);
+  EXPECT_NE(UntracedNote('a', u, slow).find("costed on the traced steps"), std::string::npos);
+  StepTimeline close;
+  close.traced_seconds = 0.0105;
+  EXPECT_EQ(UntracedNote('a', u, close), "");
+  EXPECT_EQ(UntracedNote('a', std::nullopt, slow), "");
+  EXPECT_NE(UntracedNote('b', UntracedSteps{}, slow).find("fewer than two step marks"), std::string::npos);
+  // Trimmed: what was taken off each gap is said.
+  StepTimeline trimmed = slow;
+  trimmed.tracer_delay_ns = 8000;
+  const std::string note = UntracedNote('a', u, trimmed);
+  EXPECT_NE(note.find("8 us was taken off each idle gap"), std::string::npos) << note;
 }
 
 }  // namespace

@@ -149,7 +149,8 @@ bool Fingerprinted(const Run& run) {
 }
 
 // Aligns each side's measured pass, if any, and says where costs come from.
-Status UseMeasuredPasses(const DiffInput& in, char side, CostModel& cost, std::vector<std::string>& notes) {
+Status UseMeasuredPasses(const DiffInput& in, char side, const std::optional<UntracedSteps>& untraced, CostModel& cost,
+                         std::vector<std::string>& notes) {
   if (!in.measured) {
     if (Fingerprinted(*in.run))
       notes.push_back(fmt::format(
@@ -158,15 +159,16 @@ Status UseMeasuredPasses(const DiffInput& in, char side, CostModel& cost, std::v
           side, side));
     return Status::Ok();
   }
+  const double program_seconds = untraced && untraced->steps > 0 ? untraced->seconds : kUnmeasured;
   if (in.alignment) {  // placed by the caller, who also says how
-    cost.UseMeasuredPass(*in.measured, *in.measured_energy, *in.alignment);
+    cost.UseMeasuredPass(*in.measured, *in.measured_energy, *in.alignment, program_seconds);
     return Status::Ok();
   }
   auto alignment = AlignPasses(*in.run, *in.measured);
   if (!alignment.ok())
     return MakeError(ErrorCode::kInvalidArgument,
                      fmt::format("measured pass of run {}: {}", side, alignment.error().message));
-  cost.UseMeasuredPass(*in.measured, *in.measured_energy, std::move(*alignment));
+  cost.UseMeasuredPass(*in.measured, *in.measured_energy, std::move(*alignment), program_seconds);
   const PassAlignment& al = *cost.alignment();
   const char* items = al.by_device_work ? "kernels and copies" : "operators";
   notes.push_back(fmt::format("run {}: time and energy from its measured pass ({} repetition{} of the recorded "
@@ -410,7 +412,7 @@ std::vector<char> InRegions(const CostModel& cost, size_t ops, const MatchResult
 std::optional<std::string> UnevenIterations(const StepTimeline& tl) {
   std::vector<double> s;
   for (size_t i = 0; i < tl.steps.size(); ++i)
-    if (tl.full_period(i)) s.push_back((tl.steps[i].end_ns - tl.steps[i].start_ns) * 1e-9);
+    if (tl.full_period(i)) s.push_back(tl.steps[i].length_ns() * 1e-9);
   if (s.size() < 3) return std::nullopt;
   std::vector<double> sorted = s;
   std::sort(sorted.begin(), sorted.end());
@@ -448,6 +450,7 @@ void AccountIterations(const MatchResult& match, const CostModel& ca, const Cost
           "an evaluation, logging, a checkpoint); they are left out of the per-iteration figures",
           side, tl.foreign_windows, tl.foreign_items, tl.on_device ? "kernels and copies" : "operators"));
     if (auto uneven = UnevenIterations(tl)) report.notes.push_back(fmt::format("run {}: {}", side, *uneven));
+    if (std::string note = UntracedNote(side, summary->untraced, tl); !note.empty()) report.notes.push_back(note);
     *share = acc.matched_share();
     if (*share >= kLowMatchedShare || match.regions.empty()) continue;
     auto pct = [&](double x) { return x / acc.total * 100; };
@@ -473,8 +476,8 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
   DiffReport report;
   report.options = options;
   CostModel ca(a, *in_a.energy), cb(b, *in_b.energy);
-  MAGNETON_RETURN_IF_ERROR(UseMeasuredPasses(in_a, 'a', ca, report.notes));
-  MAGNETON_RETURN_IF_ERROR(UseMeasuredPasses(in_b, 'b', cb, report.notes));
+  MAGNETON_RETURN_IF_ERROR(UseMeasuredPasses(in_a, 'a', options.untraced_a, ca, report.notes));
+  MAGNETON_RETURN_IF_ERROR(UseMeasuredPasses(in_b, 'b', options.untraced_b, cb, report.notes));
   report.matched_by_range = matched.by_range_name;
   report.matched_by_kernels = matched.by_kernels;
   if (!matched.by_kernels) {  // segments hold every aligned kernel; the caller notes the rest
@@ -483,6 +486,8 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
   }
   report.a = Summarize(a, ca, in_a.measured ? *in_a.measured_energy : *in_a.energy, options);
   report.b = Summarize(b, cb, in_b.measured ? *in_b.measured_energy : *in_b.energy, options);
+  report.a.untraced = options.untraced_a;
+  report.b.untraced = options.untraced_b;
   ChooseUnit(report, ca, cb, in_a.measured ? *in_a.measured_energy : *in_a.energy,
              in_b.measured ? *in_b.measured_energy : *in_b.energy, options);
   if (report.a.has_replays || report.b.has_replays)

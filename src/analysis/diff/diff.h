@@ -34,6 +34,10 @@ struct DiffOptions {
   // regions apart (NVML: one reading per ~100 ms); such a side compares by time.
   int64_t min_sensor_updates = 5;
   std::vector<Rule> rules;          // known inefficiency patterns (rules/*.json)
+  // Each side's measured-pass steps that ran untraced (TakeUntracedSteps,
+  // which the caller applies to the measured runs): reported beside the
+  // traced ones, whose waits are trimmed to their pace (step_timeline.h).
+  std::optional<UntracedSteps> untraced_a, untraced_b;
 };
 
 inline constexpr double kMinThreshold = 0.05;  // below this, measurement noise dominates

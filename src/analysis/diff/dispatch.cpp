@@ -90,7 +90,7 @@ DispatchUse MeasureDispatch(const Run& run, const CostModel& cost, const MatchRe
     for (size_t i = 0; i < cost.timeline().steps.size(); ++i)
       if (cost.timeline().full_period(i)) {
         const StepWindow& w = cost.timeline().steps[i];
-        u.instances.push_back(energy ? w.joules : (w.end_ns - w.start_ns) * 1e-9);
+        u.instances.push_back(energy ? w.joules : w.length_ns() * 1e-9);
       }
   } else {
     u.iteration_s = summary.seconds / iterations;

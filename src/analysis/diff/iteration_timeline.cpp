@@ -45,7 +45,7 @@ Pick PickRepetition(const CostModel& cost) {
   std::vector<size_t> full;
   for (size_t i = 0; i < tl.steps.size(); ++i)
     if (tl.full_period(i)) full.push_back(i);
-  auto length = [&](size_t i) { return tl.steps[i].end_ns - tl.steps[i].start_ns; };
+  auto length = [&](size_t i) { return tl.steps[i].length_ns(); };
   std::sort(full.begin(), full.end(), [&](size_t x, size_t y) { return length(x) < length(y); });
   const StepWindow& w = tl.steps[full[full.size() / 2]];
   Pick p{w.start_ns, w.end_ns,

@@ -31,11 +31,12 @@ CostModel::CostModel(const Run& run, const energy::Attribution& attribution)
   for (const auto& op : run.ops) below(op.id);
 }
 
-void CostModel::UseMeasuredPass(const Run& measured, const energy::Attribution& energy, PassAlignment alignment) {
+void CostModel::UseMeasuredPass(const Run& measured, const energy::Attribution& energy, PassAlignment alignment,
+                                double program_seconds) {
   measured_ = &measured;
   measured_energy_ = &energy;
   alignment_ = std::move(alignment);
-  timeline_ = BuildStepTimeline(measured, energy, alignment_);
+  timeline_ = BuildStepTimeline(measured, energy, alignment_, program_seconds);
   if (alignment_.by_device_work) syncs_ = SyncSites(run_, measured, alignment_);
   TabulateMeasuredCosts();
   MarkLaunches();

@@ -26,8 +26,10 @@ class CostModel {
   CostModel(const Run& run, const energy::Attribution& attribution);
   // Costs come from `measured` (a measured pass of this run's program, with
   // its attribution), mapped onto this run's ops by `alignment`. Both must
-  // outlive the model.
-  void UseMeasuredPass(const Run& measured, const energy::Attribution& energy, PassAlignment alignment);
+  // outlive the model. program_seconds: the iteration as the program runs
+  // untraced, when known (BuildStepTimeline).
+  void UseMeasuredPass(const Run& measured, const energy::Attribution& energy, PassAlignment alignment,
+                       double program_seconds = kUnmeasured);
 
   bool energy_measured() const;
   // Compares by time even though energy was measured (the other side has none).

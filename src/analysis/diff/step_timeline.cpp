@@ -69,10 +69,60 @@ std::vector<std::pair<int64_t, int64_t>> IdleGaps(std::vector<Span> spans, int64
   return gaps;
 }
 
+// The one delay d with sum(min(gap, d)) = total over `gaps` (all of the
+// largest gap when they hold less than total).
+int64_t WaterLevel(std::vector<int64_t> gaps, int64_t total) {
+  std::sort(gaps.begin(), gaps.end());
+  int64_t level = 0;
+  for (size_t i = 0; i < gaps.size(); ++i) {
+    const auto open = static_cast<int64_t>(gaps.size() - i);  // gaps at least this long
+    if ((gaps[i] - level) * open >= total) return level + (total + open - 1) / open;
+    total -= (gaps[i] - level) * open;
+    level = gaps[i];
+  }
+  return level;
+}
+
+// BuildStepTimeline's program_seconds: reps[w.rep] holds each window's items.
+void TrimTracerDelay(StepTimeline& out, std::vector<std::vector<Span>>& reps, double program_seconds) {
+  out.traced_seconds = out.seconds();
+  int64_t excess = 0, counted = 0;
+  for (const StepWindow& w : out.steps)
+    if (w.counted) excess += w.end_ns - w.start_ns, ++counted;
+  excess -= static_cast<int64_t>(std::llround(program_seconds * 1e9 * static_cast<double>(counted)));
+  if (!out.on_device || counted == 0 || excess <= 0) return;
+  auto each_gap = [&](StepWindow& w, auto&& f) {
+    for (Span& s : reps[w.rep])
+      if (s.wait && s.wait->ns > 0) f(s.wait->ns, s.wait->joules);
+    if (w.tail_ns > 0) f(w.tail_ns, w.tail_j);
+  };
+  std::vector<int64_t> gaps;
+  for (StepWindow& w : out.steps)
+    if (w.counted) each_gap(w, [&](int64_t ns, double) { gaps.push_back(ns); });
+  const int64_t d = WaterLevel(std::move(gaps), excess);
+  out.tracer_delay_ns = d;
+  double run_cut_j = 0;
+  int64_t run_cut_ns = 0;
+  for (StepWindow& w : out.steps) {
+    double cut_j = 0;
+    each_gap(w, [&](int64_t& ns, double& j) {
+      const int64_t cut = std::min(ns, d);
+      const double part = std::isnan(j) ? 0 : j * static_cast<double>(cut) / static_cast<double>(ns);
+      ns -= cut, j -= part;
+      w.trimmed_ns += cut, cut_j += part;
+    });
+    w.joules -= cut_j;
+    w.idle_j = std::max(0.0, w.idle_j - cut_j);
+    run_cut_j += cut_j, run_cut_ns += w.trimmed_ns;
+  }
+  out.run_j -= run_cut_j;
+  out.run_s -= static_cast<double>(run_cut_ns) * 1e-9;
+}
+
 }  // namespace
 
 double StepTimeline::seconds() const {
-  return MeanOverPeriods(steps, [](const StepWindow& w) { return (w.end_ns - w.start_ns) * 1e-9; });
+  return MeanOverPeriods(steps, [](const StepWindow& w) { return w.length_ns() * 1e-9; });
 }
 
 double StepTimeline::host_seconds() const {
@@ -120,7 +170,8 @@ double StepTimeline::outside_joules() const {
   return run_j - in;
 }
 
-StepTimeline BuildStepTimeline(const Run& run, const energy::Attribution& energy, const PassAlignment& al) {
+StepTimeline BuildStepTimeline(const Run& run, const energy::Attribution& energy, const PassAlignment& al,
+                               double program_seconds) {
   StepTimeline out;
   std::vector<std::vector<Span>> reps(static_cast<size_t>(std::max<int64_t>(0, al.repeats)));
   std::vector<int64_t> outside;  // start times of the items outside every repetition
@@ -215,6 +266,7 @@ StepTimeline BuildStepTimeline(const Run& run, const energy::Attribution& energy
   if (end <= start && !out.steps.empty()) start = out.steps.front().start_ns, end = out.steps.back().end_ns;
   out.run_s = (end - start) * 1e-9;
   out.run_j = joules(start, end);
+  if (program_seconds > 0) TrimTracerDelay(out, reps, program_seconds);
   return out;
 }
 

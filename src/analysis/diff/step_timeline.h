@@ -35,6 +35,10 @@ struct StepWindow {
   // program's own work between two steps (an evaluation, a checkpoint).
   int64_t foreign = 0;
   bool counted = true;  // averaged into the per-iteration figures (StepTimeline::full_period)
+  // Taken off its waits and tail as the tracer's delay (BuildStepTimeline's
+  // program_seconds); joules, idle_j and tail_* are already net of it.
+  int64_t trimmed_ns = 0;
+  int64_t length_ns() const { return end_ns - start_ns - trimmed_ns; }
 };
 
 // How long the device waited before an item of a repetition, since the
@@ -56,6 +60,10 @@ struct StepTimeline {
   std::vector<int64_t> step_marks_ns;
   double run_j = kUnmeasured;  // the whole measured run, same devices
   double run_s = 0;
+  // The delay taken off each gap (0: none), and the traced iteration's
+  // seconds before (BuildStepTimeline's program_seconds).
+  int64_t tracer_delay_ns = 0;
+  double traced_seconds = kUnmeasured;
 
   // Per-iteration figures average the full periods: every window but the
   // last, which ends with its last item rather than at the next iteration,
@@ -79,8 +87,13 @@ struct StepTimeline {
 };
 
 // `alignment` places the measured run's items in repetitions (pass_align.h);
-// `energy` is that run's attribution.
+// `energy` is that run's attribution. `program_seconds`: the iteration as the
+// program runs untraced (untraced.h), when known. Traced steps that took
+// longer carry the tracer's cost per launch, which on a launch-bound step
+// shows as longer waits before the device's items: one delay per gap is
+// taken off every wait and idle tail (a shorter gap closes), as much in all
+// as the counted windows' mean excess, each gap's energy in proportion.
 StepTimeline BuildStepTimeline(const Run& measured, const energy::Attribution& energy,
-                               const PassAlignment& alignment);
+                               const PassAlignment& alignment, double program_seconds = kUnmeasured);
 
 }  // namespace magneton::analysis

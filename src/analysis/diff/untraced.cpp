@@ -75,18 +75,24 @@ std::optional<UntracedSteps> TakeUntracedSteps(Run& run) {
   return out;
 }
 
-std::string UntracedNote(char side, const std::optional<UntracedSteps>& u, double traced_seconds) {
+std::string UntracedNote(char side, const std::optional<UntracedSteps>& u, const StepTimeline& tl) {
   if (!u) return {};
   if (u->steps < 1)
     return fmt::format("run {}: kernel tracing stopped, but fewer than two step marks followed: nothing was measured "
                        "untraced (call rec.step() once per iteration)",
                        side);
   constexpr double kSlower = 1.10;
-  if (!(traced_seconds > u->seconds * kSlower)) return {};
-  return fmt::format("run {}: the traced steps took {:.3g} ms each, the {} untraced ones {:.3g} ms ({:+.0f}%): the "
-                     "tracer's cost on this program; regions are costed on the traced steps, whose idle gaps it "
-                     "stretches",
-                     side, traced_seconds * 1e3, u->steps, u->seconds * 1e3, (traced_seconds / u->seconds - 1) * 100);
+  const double traced = tl.traced_seconds;
+  if (!(traced > u->seconds * kSlower)) return {};
+  std::string note = fmt::format("run {}: the traced steps took {:.3g} ms each, the {} untraced ones {:.3g} ms ({:+.0f}%): "
+                                 "the tracer's cost on this program",
+                                 side, traced * 1e3, u->steps, u->seconds * 1e3, (traced / u->seconds - 1) * 100);
+  if (tl.tracer_delay_ns <= 0) return note + "; regions are costed on the traced steps";
+  note += fmt::format("; {:.3g} us was taken off each idle gap before the device's work (the tracer's delay per launch), "
+                      "so regions are costed on steps of {:.3g} ms",
+                      tl.tracer_delay_ns * 1e-3, tl.seconds() * 1e3);
+  if (tl.seconds() > u->seconds * kSlower) note += " (the rest of the difference lies in no gap: the device's own work ran slower)";
+  return note;
 }
 
 }  // namespace magneton::analysis

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "analysis/diff/finding.h"
+#include "analysis/diff/step_timeline.h"
 #include "core/run.h"
 
 namespace magneton::analysis {
@@ -30,10 +31,11 @@ struct UntracedSteps {
 // only traced steps. nullopt for a run traced to its end.
 std::optional<UntracedSteps> TakeUntracedSteps(Run& run);
 
-// The traced steps took `traced_seconds` each: a note when they ran more than
-// 10% slower than the untraced ones (the tracer's cost on this program, which
-// stretches its idle gaps), or when too few untraced steps followed to
+// A note when the traced steps (`timeline`, built with the untraced steps'
+// time, step_timeline.h) ran more than 10% slower than the untraced ones (the
+// tracer's cost on this program, which stretches its idle gaps), saying what
+// was taken off the gaps; or when too few untraced steps followed to
 // measure; "" otherwise.
-std::string UntracedNote(char side, const std::optional<UntracedSteps>& untraced, double traced_seconds);
+std::string UntracedNote(char side, const std::optional<UntracedSteps>& untraced, const StepTimeline& timeline);
 
 }  // namespace magneton::analysis
