@@ -26,6 +26,7 @@
 #   WORKLOADS (default: mlp gpt2-1x64 gpt2-8x512), INJECTION=0 skips step 1's loops in processes of their own,
 #   LOOP_WORKLOADS (theirs; default mlp),
 #   MODES (step 1's modes, comma-separated; default all of measured_pass.py's MODES),
+#   RUN_SECONDS (step 1's length of each run; default 0.5: past 2 s a measured run has untraced steps),
 #   PAIR_API (MAGNETON_TORCH_API for step 3's measured passes), PAIR_TRACED (their traced steps)
 # GPU_DRY=1: the same steps on a CPU with tiny models (with scripts/gpu/prebuild.sh's binaries
 # or a build in build/), to try the script:
@@ -67,7 +68,8 @@ fi
 if has 1; then
   for w in $WORKLOADS; do
     step "overhead $w ($ROUNDS rounds)"
-    t 150 $py scripts/gpu/measured_pass.py overhead "$w" --out "$W/runs" --rounds "$ROUNDS" ${MODES:+--modes "$MODES"} 2>&1 | tail -n 3 | tee -a "$log"
+    t 150 $py scripts/gpu/measured_pass.py overhead "$w" --out "$W/runs" --rounds "$ROUNDS" ${MODES:+--modes "$MODES"} \
+      ${RUN_SECONDS:+--seconds "$RUN_SECONDS"} 2>&1 | tail -n 3 | tee -a "$log"
     cp "$W/runs/$w-overhead.json" "$W/res/" 2>/dev/null
   done
   # The same MLP loop under the injection library: CUPTI set up before CUDA.
