@@ -12,18 +12,20 @@ MIN_OPS_PER_STEP operator calls (counted by the recorder without recording
 them): a loop building a dataset or a list comprehension does a few per
 iteration, a training or inference loop hundreds. Two kinds of loop do as
 many and are passed over: one whose iteration builds modules (registers
-parameters: `[Block(d) for _ in range(n)]`, set-up), and one that runs
-inside a torch.nn.Module's call (the loop over blocks in a forward written
-in the script: part of a model, not its driver). Nested loops that both
-qualify: the inner one ends an iteration first and is chosen (batches, not
-epochs; but also a loop over layers in a plain function of the script), so the
-caller can name the loop's line instead. Its first two iterations are
+parameters: `[Block(d) for _ in range(n)]`, set-up), one that runs inside a
+torch.nn.Module's call (the loop over blocks in a forward written in the
+script), and one over modules (`for layer in layers:` in a plain function
+that the step calls): part of a model, not its driver. Nested loops that
+both qualify: the inner one ends an iteration first and is chosen (batches,
+not epochs), and the caller can name another loop's line instead. Its first two iterations are
 warm-up (autotuning, lazy initialization, the allocator settling); each of
 its later iterations is one step.
 """
 
 from __future__ import annotations
 
+import dis
+import functools
 import os
 import sys
 import sysconfig
@@ -139,7 +141,8 @@ class ScriptSteps:
         # The second iteration ending is the first whose operators are all counted.
         enough = self.line is not None or (before is not None and now[0] - before[0] >= MIN_OPS_PER_STEP
                                            and now[1] == before[1])
-        if enough and self.line is None and _inside_module(sys._getframe(1)):
+        if enough and self.line is None and (_inside_module(sys._getframe(1)) or
+                                             _over_modules(sys._getframe(1), code, destination)):
             self._in_model.add(loop)
             return None
         if before is not None and enough:
@@ -212,6 +215,35 @@ def _inside_module(frame) -> bool:
             return True
         frame = frame.f_back
     return False
+
+
+@functools.lru_cache(maxsize=256)
+def _loop_variables(code: types.CodeType, head: int) -> tuple:
+    """The names a `for` loop whose head (its FOR_ITER) is at `head` binds each iteration."""
+    names, after = [], False
+    for ins in dis.get_instructions(code):
+        if ins.offset == head:
+            if ins.opname != "FOR_ITER":
+                return ()
+            after = True
+        elif after:
+            if ins.opname.startswith("STORE_"):
+                names.append(ins.argval)
+            elif not ins.opname.startswith("UNPACK_"):
+                break
+    return tuple(n for n in names if isinstance(n, str))
+
+
+def _over_modules(frame, code: types.CodeType, head: int) -> bool:
+    """Whether the loop at `head` iterates over torch.nn.Module objects
+    (`for layer in layers:`, `for i, block in enumerate(blocks):`): a model's
+    forward written out in a plain function, run once per step."""
+    torch = sys.modules.get("torch")
+    names = _loop_variables(code, head)
+    if torch is None or not names:
+        return False
+    scope = frame.f_locals
+    return any(isinstance(scope.get(n, frame.f_globals.get(n)), torch.nn.Module) for n in names)
 
 
 def _same_file(name: str, wanted: str) -> bool:

@@ -101,6 +101,11 @@ Result<std::unique_ptr<DiffSession>> RunDiff(const DiffArgs& args, double thresh
     if (!path->empty()) {
       slot->emplace();
       MAGNETON_RETURN_IF_ERROR(load(*path, &**slot));
+      if (auto passes = analysis::SplitAtMeasuredPass(**slot)) {
+        // Recorded in one go (the command line's default): its measured part is the measured pass.
+        **slot = std::move(passes->measured);
+        split_notes.push_back(fmt::format("{} holds both passes (recorded in one go): its measured pass is used", *path));
+      }
     } else if (auto passes = analysis::SplitAtMeasuredPass(*run)) {
       // One file of both passes (recorded in one go): the measured pass is its second part.
       *run = std::move(passes->recorded);

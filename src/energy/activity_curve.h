@@ -3,7 +3,8 @@
 // shape cannot say whether a 100 ms counter interval's joules went to the
 // kernels or to the idle gap next to them. The kernel trace can: within each
 // counter interval the delta is spent by a two-level power model, p_busy while
-// any kernel or transfer runs and p_idle otherwise, with both levels fitted
+// any kernel or device-side transfer runs (a copy between host and device
+// alone counts as idle) and p_idle otherwise, with both levels fitted
 // over the whole run (docs/energy.md, "Attribution").
 #pragma once
 

@@ -107,6 +107,29 @@ TEST(Attribution, IdleGapsAreKeptAsIdleEnergy) {
   EXPECT_NEAR(Sum(a.kernel_j), busy_truth, 0.05 * busy_truth);
 }
 
+// Host-to-device copies alone, in the idle stretch between the bursts, while
+// the GPU draws its idle 80 W: they are charged the idle level for their
+// time, not the SMs' busy level.
+TEST(Attribution, ACopyBetweenHostAndDeviceAloneDrawsTheIdleLevel) {
+  TwoBursts w;
+  const int64_t gap = w.run.info.start_ns + 4 * kSec + 500 * kMs;
+  for (int64_t i = 0; i < 50; ++i) {
+    Transfer t;
+    t.id = i;
+    t.kind = "HtoD";
+    t.src_memory = "pageable";
+    t.start_ns = gap + i * 20 * kMs;
+    t.end_ns = t.start_ns + 10 * kMs;
+    w.run.transfers.push_back(t);
+  }
+  Attribution a = Attribute(w.run);
+  ASSERT_EQ(a.devices[0].method, "energy.total+activity");
+  ASSERT_EQ(a.transfer_j.size(), 50u);
+  // 80 W for 10 ms: 0.8 J each (busy would be 6.8 J).
+  EXPECT_NEAR(Sum(a.transfer_j) / 50, 0.8, 0.1);
+  EXPECT_NEAR(a.devices[0].idle_w, 80, 2);
+}
+
 // A GPU busy at the same duty cycle throughout (5 ms of every 10 ms) gives
 // the two-level model nothing to fit: the instant power shapes the intervals.
 TEST(Attribution, ConstantDutyCycleFallsBackToThePowerShape) {

@@ -111,6 +111,12 @@ def test_two_pass_route_finds_the_step_between_set_up_and_summary(tmp_path):
                 "--measured-b", str(tmp_path / "b-m.mgt"))
     assert doc["runs"]["a"]["measured_repeats"] >= 13  # the set-up and the summary are not steps
     _check_gelu_waste(doc)
+    # A measured run recorded without --pass holds both passes (the default): its measured part is used.
+    assert _record(tmp_path, "a-both.mgt", gelu="tanh", iters=15).returncode == 0
+    doc = _diff(str(tmp_path / "a.mgt"), str(tmp_path / "b.mgt"), "--measured-a", str(tmp_path / "a-both.mgt"),
+                "--measured-b", str(tmp_path / "b-m.mgt"))
+    assert any("a-both.mgt holds both passes" in n for n in doc["notes"]), doc["notes"]
+    _check_gelu_waste(doc)
 
 
 def test_a_script_without_a_loop_says_so_in_one_line(tmp_path):
@@ -279,16 +285,17 @@ def test_a_step_loop_inside_an_installed_library_is_taken_when_its_line_is_named
     assert f"looplib.py:{line} (fit), 6 iterations" in p.stderr, p.stderr
 
 
-def test_a_loop_over_layers_taken_as_the_step_says_how_to_name_the_real_one(tmp_path):
-    # A forward written as a plain function with a loop over its layers: the
-    # inner of two qualifying loops is taken, and the command says it ran a few
-    # iterations per call of its function, once per step, and how to name the step.
+def test_a_loop_over_layers_in_a_plain_function_is_not_the_step(tmp_path):
+    # A forward written as a plain function with a loop over its layers, called
+    # once per step (after one warm-up call outside the loop): a loop over
+    # modules is part of the model, so the script's loop is the step.
     script = tmp_path / "mlp.py"
-    script.write_text(textwrap.dedent("""
+    source = textwrap.dedent("""
         import torch
         torch.manual_seed(0)
         torch.set_num_threads(1)
         layers = [torch.nn.Linear(16, 16) for _ in range(4)]
+        weights = [layer.weight for layer in layers]
         params = [p for layer in layers for p in layer.parameters()]
         opt = torch.optim.SGD(params, lr=0.1)
         x = torch.randn(8, 16)
@@ -298,16 +305,30 @@ def test_a_loop_over_layers_taken_as_the_step_says_how_to_name_the_real_one(tmp_
                 h = torch.nn.functional.gelu(layer(h)) + h
             return h
 
-        for step in range(8):                                                # the step loop
+        def step():
             forward(x).square().mean().backward()
             opt.step()
             opt.zero_grad()
-    """))
+
+        step()                                                               # a warm-up step
+        for i in range(8):                                                   # the step loop
+            step()
+    """)
+    script.write_text(source)
+    line = next(n for n, s in enumerate(source.splitlines(), 1) if s.endswith("# the step loop"))
+    p = _record_script(script, tmp_path / "m.mgt")
+    assert p.returncode == 0 and "--step-line" not in p.stderr, p.stderr
+    assert f"mlp.py:{line} (<module>), 8 iterations" in p.stderr, p.stderr
+
+    # The same loop over the layers' weight tensors (no modules): the inner of
+    # two qualifying loops is taken, and the command says it ran a few
+    # iterations per call of its function, once per step, and how to name the step.
+    script.write_text(source.replace("for layer in layers:", "for w in weights:")
+                      .replace("gelu(layer(h))", "gelu(h @ w.t())"))
     p = _record_script(script, tmp_path / "m.mgt")
     assert p.returncode == 0, p.stderr
     hint = [ln for ln in p.stderr.splitlines() if "--step-line" in ln]
     assert len(hint) == 1 and "(forward)" in hint[0] and "4 iterations in each of 8 calls" in hint[0], p.stderr
-    line = next(n for n, s in enumerate(script.read_text().splitlines(), 1) if s.endswith("# the step loop"))
     p = _record_script(script, tmp_path / "m.mgt", "--step-line", str(line))
     assert p.returncode == 0 and "--step-line" not in p.stderr, p.stderr
     assert f"mlp.py:{line} (<module>), 8 iterations" in p.stderr, p.stderr
