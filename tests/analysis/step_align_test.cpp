@@ -100,6 +100,22 @@ TEST(StepAlign, AnItemOnlyOneSideHasIsToleratedAndLeftUnaligned) {
   EXPECT_EQ(al->repetition_of[stray], 2);
 }
 
+TEST(StepAlign, AStrayItemInsideTheRecordedStepKeepsItsLastItem) {
+  // The recording pass's step holds one kernel no operator launched (a
+  // library's, mid-step), which no measured step repeats: the step still
+  // runs to its last item (a loss read back to the host), and every measured
+  // item aligns.
+  Seq step = Step();
+  step.push_back(7);  // the copy of a scalar back to the host, last
+  Seq recorded = step;
+  recorded.insert(recorded.begin() + 9, 99);
+  auto al = AlignSteps(recorded, Repeat(step, 5, Seq{50, 51}, Seq{60}), "kernels");
+  ASSERT_TRUE(al.ok()) << al.error().message;
+  EXPECT_EQ(al->step_end, static_cast<int64_t>(recorded.size()));
+  ASSERT_EQ(al->repetitions.size(), 5u);
+  for (const auto& r : al->repetitions) EXPECT_EQ(r.matched, static_cast<int64_t>(step.size()));
+}
+
 TEST(StepAlign, AnotherProgramIsRefusedSayingHowCloseItCame) {
   Seq step = Step();
   Seq other = Repeat(Seq{1, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79}, 3);

@@ -199,8 +199,11 @@ RecordedStep FindRecordedStep(const std::vector<int>& rec, const std::vector<int
   }
   RecordedStep step{p, p + 1, 0};
   const int64_t ms = m - (p - best_s);
+  // One measured period bounds the step; the recording's side may hold a few
+  // more items (a stray kernel no operator launched, inside its step), so it
+  // is bounded by the slack beyond the period only.
   for (auto [i, j] : pairs)
-    if (i >= best_s && i < best_s + period && j >= ms && j < ms + period) {
+    if (i >= best_s && i < best_s + period + slack && j >= ms && j < ms + period) {
       step.begin = std::min(step.begin, i);
       step.end = std::max(step.end, i + 1);
     }
