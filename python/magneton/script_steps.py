@@ -10,7 +10,7 @@ A loop's iteration ends where its body jumps back to the loop's head. The
 script's step loop is the first loop whose iteration runs at least
 MIN_OPS_PER_STEP operator calls (counted by the recorder without recording
 them): a loop building a dataset or a list comprehension does a few per
-iteration, a training or inference loop hundreds. Two kinds of loop do as
+iteration, a training or inference loop hundreds. Three kinds of loop do as
 many and are passed over: one whose iteration builds modules (registers
 parameters: `[Block(d) for _ in range(n)]`, set-up), one that runs inside a
 torch.nn.Module's call (the loop over blocks in a forward written in the
