@@ -240,15 +240,69 @@ TEST(DiffSameWork, TheSynchronizingCallsBeforeTheWaitAreNamedWithTheirLine) {
   const Finding& f = r->findings.at(0);
   EXPECT_EQ(f.verdict, Verdict::kWaste) << f.why;
   ASSERT_EQ(f.evidence_class(), EvidenceClass::kTimeline);
+  // The finding holds the five layers' regions: one call before each, five per iteration.
   EXPECT_NE(f.evidence[0].summary.find("synchronizing calls before them, per iteration: a none, b "
-                                       "cudaStreamSynchronize in aten::gelu at model.py:88 (attention) x1"),
+                                       "cudaStreamSynchronize in aten::gelu at model.py:88 (attention) x5"),
             std::string::npos)
       << f.evidence[0].summary;
   const auto& params = f.evidence[0].params;
   ASSERT_EQ(params.size(), 2u);
   EXPECT_EQ(params[0].subject + " " + params[0].parameter + "=" + params[0].value_b,
-            "synchronizing calls cudaStreamSynchronize in aten::gelu at model.py:88 (attention)=1");
+            "synchronizing calls cudaStreamSynchronize in aten::gelu at model.py:88 (attention)=5");
   EXPECT_EQ(params[1].value_b, kCauseSyncs);
+}
+
+// b's host launches each kernel 150 us late and reads a value back at the
+// end of each step (a loss's `.item()`): one synchronize inside its last
+// operator, after its last kernel. The recording pass made the call after its
+// last work; the measured pass makes it before the next step's first, whose
+// region is one of the layers' group: the group's finding names the call and
+// where the recording made it.
+TEST(DiffSameWork, ASyncAtTheEndOfTheStepIsNamedBeforeTheNextStepsWork) {
+  Pair p = SameWork(1.0, 1.0);
+  auto one = [](const std::string&) { return 1.0; };
+  magneton::Run measured_a = fixture::TimelinePass(p.a.b.run, 4, one, 0);
+  magneton::Run measured_b = fixture::TimelinePass(p.b.b.run, 4, one, 0);
+  const size_t per_step = measured_b.kernels.size() / 4;
+  for (magneton::Run* run : {&measured_b, &p.b.b.run}) {
+    for (auto& c : run->api_calls) c.correlation *= 10;
+    for (auto& k : run->kernels) k.correlation *= 10;
+  }
+  auto add_sync = [](magneton::Run& run, int64_t correlation, int64_t at) {
+    run.api_calls.push_back({static_cast<int64_t>(run.api_calls.size()), "cudaStreamSynchronize_v3020", "runtime", 77,
+                             at, at + 1000, correlation, kNone});
+    Transfer t;
+    t.id = static_cast<int64_t>(run.transfers.size());
+    t.kind = "sync";
+    t.start_ns = t.end_ns = at;
+    t.correlation = correlation;
+    run.transfers.push_back(t);
+  };
+  int64_t shift = 0;
+  for (size_t i = 0; i < measured_b.kernels.size(); ++i) {
+    Kernel& k = measured_b.kernels[i];
+    shift += 150'000;
+    k.start_ns += shift, k.end_ns += shift;
+    measured_b.api_calls[i].start_ns = k.start_ns - 5000, measured_b.api_calls[i].end_ns = k.start_ns - 4000;
+    if (i % per_step == per_step - 1) add_sync(measured_b, k.correlation + 5, k.end_ns);
+  }
+  measured_b.info.end_ns += shift;
+  const Kernel& last = p.b.b.run.kernels.back();
+  add_sync(p.b.b.run, last.correlation + 5, p.b.b.run.ops[last.op].end_ns - 1);
+  energy::Attribution ea = p.a.Energy(), eb = p.b.Energy();
+  energy::Attribution ma = energy::Attribute(measured_a), mb = energy::Attribute(measured_b);
+  auto r = Diff(DiffInput{&p.a.b.run, &ea, &measured_a, &ma}, DiffInput{&p.b.b.run, &eb, &measured_b, &mb}, p.match,
+                {});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const Finding& f = r->findings.at(0);
+  EXPECT_EQ(f.verdict, Verdict::kWaste) << f.why;
+  EXPECT_EQ(f.costly, 'b');
+  ASSERT_EQ(f.evidence_class(), EvidenceClass::kTimeline);
+  const std::string& s = f.evidence[0].summary;
+  EXPECT_NE(s.find("synchronizing calls before them, per iteration: a none, b cudaStreamSynchronize in "), std::string::npos)
+      << s;
+  EXPECT_NE(s.find("at model.py:88 (attention) x0.75"), std::string::npos) << s;  // the last step has no next one
+  EXPECT_EQ(f.evidence[0].params.back().value_b, kCauseSyncs);
 }
 
 }  // namespace

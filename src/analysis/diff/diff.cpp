@@ -555,6 +555,8 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
 
   int64_t iterations = std::max<int64_t>(1, report.a.iterations);
   int same_work = 0;
+  std::vector<std::vector<size_t>> members(g.findings.size());  // each group's regions
+  for (size_t ri = 0; ri < g.of_region.size(); ++ri) members[g.of_region[ri]].push_back(ri);
   for (size_t gi = 0; gi < g.findings.size(); ++gi) {
     Finding& f = g.findings[gi];
     f.costly = f.a.cost() >= f.b.cost() ? 'a' : 'b';
@@ -571,7 +573,13 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
       ++folded;
       continue;
     }
-    same_work += Explain(f, {&a, &ca, &rep.ops_a}, {&b, &cb, &rep.ops_b}, report, options);
+    std::vector<int64_t> group_a, group_b;
+    for (size_t ri : members[gi]) {
+      const RegionMatch& r = match.regions[ri];
+      group_a.insert(group_a.end(), r.ops_a.begin(), r.ops_a.end());
+      group_b.insert(group_b.end(), r.ops_b.begin(), r.ops_b.end());
+    }
+    same_work += Explain(f, {&a, &ca, &rep.ops_a, &group_a}, {&b, &cb, &rep.ops_b, &group_b}, report, options);
   }
   if (dispatch) {
     if (folded > 0)

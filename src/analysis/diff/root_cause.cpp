@@ -393,7 +393,8 @@ std::optional<Evidence> WaitDelta(const RegionSide& a, const RegionSide& b, char
       Duration(hi.wait_seconds), costly, Duration(lo.wait_seconds), lean);
   // The calls that made the host wait there, where a measured pass has them
   // (runs of kernels alone name theirs in evidence of their own, kernel_regions.h).
-  auto sa = a.cost->syncs().Before(AllOps(a)), sb = b.cost->syncs().Before(AllOps(b));
+  auto group_ops = [](const RegionSide& s) { return s.cost->index().Subtrees(s.group ? *s.group : *s.ops); };
+  auto sa = a.cost->syncs().Before(group_ops(a)), sb = b.cost->syncs().Before(group_ops(b));
   const bool kernels_only = !a.ops->empty() && a.run->ops[a.ops->front()].framework == "kernels";
   const bool synced = !kernels_only && Total(costly == 'a' ? sa : sb) - Total(costly == 'a' ? sb : sa) >= 0.5;
   // A host slower throughout (machine load, clocks) waits longer everywhere: no cause here.

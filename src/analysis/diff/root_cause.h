@@ -21,6 +21,10 @@ struct RegionSide {
   const Run* run = nullptr;
   const CostModel* cost = nullptr;
   const std::vector<int64_t>* ops = nullptr;  // top-level op ids of the region
+  // Those of every region of its finding's group (null: the region's): the
+  // synchronizing calls before the group's work are counted over all of them
+  // (a sync before the first layer belongs to the finding of the layers).
+  const std::vector<int64_t>* group = nullptr;
 };
 
 struct RootCause {

@@ -123,11 +123,16 @@ SyncSites::SyncSites(const Run& recorded, const Run& measured, const PassAlignme
   std::stable_sort(by_start.begin(), by_start.end(),
                    [&](int64_t x, int64_t y) { return recorded.ops[x].start_ns < recorded.ops[y].start_ns; });
   std::unordered_map<int64_t, std::map<std::string, std::string>> label_before;  // op -> API name -> label
+  // Calls after the recording's last work (a loss read back at the end of the
+  // step): in the measured pass they come before the next step's first work.
+  std::map<std::string, std::string> label_last;  // API name -> label
   for (size_t i = 0; i < rec_calls.size(); ++i) {
-    if (rec_next[i] == kNone) continue;
     const SyncCall& c = rec_calls[i];
     const int64_t inside = EnclosingOp(recorded, by_start, c.api ? c.api->start_ns : c.sync->start_ns);
-    label_before[rec_next[i]].try_emplace(c.name(), Label(recorded, c.name(), inside, rec_next[i]));
+    if (rec_next[i] != kNone)
+      label_before[rec_next[i]].try_emplace(c.name(), Label(recorded, c.name(), inside, rec_next[i]));
+    else if (inside != kNone)
+      label_last.insert_or_assign(c.name(), Label(recorded, c.name(), inside, kNone));
   }
   // The measured pass's calls, per iteration, before the recorded op of their next work.
   const auto calls = SyncCalls(measured);
@@ -140,9 +145,12 @@ SyncSites::SyncSites(const Run& recorded, const Run& measured, const PassAlignme
   });
   for (size_t i = 0; i < calls.size(); ++i) {
     if (next[i] == kNone) continue;
-    std::string label = calls[i].name();
-    if (auto l = label_before.find(next[i]); l != label_before.end())
-      if (auto it = l->second.find(label); it != l->second.end()) label = it->second;
+    const std::string name = calls[i].name();
+    std::string label = name;
+    if (auto l = label_before.find(next[i]); l != label_before.end() && l->second.count(name))
+      label = l->second.at(name);
+    else if (auto last = label_last.find(name); last != label_last.end())
+      label = last->second;
     by_op_[next[i]][label] += 1 / reps;
   }
 }
