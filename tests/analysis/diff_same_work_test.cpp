@@ -91,6 +91,18 @@ TEST(DiffSameWork, SlowerKernelsAreTheDeviceNotTheCodeAndLowerClocksAreNamed) {
       << throttled.findings.at(0).why;
 }
 
+// A cudaStreamSynchronize at `at` with its CUPTI synchronization record.
+void AddSync(magneton::Run& run, int64_t correlation, int64_t at) {
+  run.api_calls.push_back({static_cast<int64_t>(run.api_calls.size()), "cudaStreamSynchronize_v3020", "runtime", 77,
+                           at, at + 1000, correlation, kNone});
+  Transfer t;
+  t.id = static_cast<int64_t>(run.transfers.size());
+  t.kind = "sync";
+  t.start_ns = t.end_ns = at;
+  t.correlation = correlation;
+  run.transfers.push_back(t);
+}
+
 // Measured passes of a SameWork pair; on b the host launches each kernel
 // 150 us late. With `syncs`, b waits for the device before each launch
 // (cudaStreamSynchronize), as its recording pass does inside each operator.
@@ -108,23 +120,13 @@ Result<DiffReport> DiffLateLaunches(Pair& p, bool syncs) {
     measured_b.api_calls[i].end_ns = measured_b.kernels[i].start_ns - 4000;
   measured_b.info.end_ns += shift;
   // A synchronize just before each launch: correlation ids follow call order.
-  auto add_sync = [](magneton::Run& run, int64_t correlation, int64_t at) {
-    run.api_calls.push_back({static_cast<int64_t>(run.api_calls.size()), "cudaStreamSynchronize_v3020", "runtime", 77,
-                             at, at + 1000, correlation, kNone});
-    Transfer t;
-    t.id = static_cast<int64_t>(run.transfers.size());
-    t.kind = "sync";
-    t.start_ns = t.end_ns = at;
-    t.correlation = correlation;
-    run.transfers.push_back(t);
-  };
   if (syncs)
     for (magneton::Run* run : {&measured_b, &p.b.b.run}) {
       for (auto& c : run->api_calls) c.correlation *= 10;
       for (auto& k : run->kernels) {
         k.correlation *= 10;
         // In the recording pass, inside the op that launches the kernel.
-        add_sync(*run, k.correlation - 5, run == &measured_b ? k.start_ns - 20'000 : run->ops[k.op].start_ns + 1);
+        AddSync(*run, k.correlation - 5, run == &measured_b ? k.start_ns - 20'000 : run->ops[k.op].start_ns + 1);
       }
     }
   energy::Attribution ea = p.a.Energy(), eb = p.b.Energy();
@@ -268,27 +270,17 @@ TEST(DiffSameWork, ASyncAtTheEndOfTheStepIsNamedBeforeTheNextStepsWork) {
     for (auto& c : run->api_calls) c.correlation *= 10;
     for (auto& k : run->kernels) k.correlation *= 10;
   }
-  auto add_sync = [](magneton::Run& run, int64_t correlation, int64_t at) {
-    run.api_calls.push_back({static_cast<int64_t>(run.api_calls.size()), "cudaStreamSynchronize_v3020", "runtime", 77,
-                             at, at + 1000, correlation, kNone});
-    Transfer t;
-    t.id = static_cast<int64_t>(run.transfers.size());
-    t.kind = "sync";
-    t.start_ns = t.end_ns = at;
-    t.correlation = correlation;
-    run.transfers.push_back(t);
-  };
   int64_t shift = 0;
   for (size_t i = 0; i < measured_b.kernels.size(); ++i) {
     Kernel& k = measured_b.kernels[i];
     shift += 150'000;
     k.start_ns += shift, k.end_ns += shift;
     measured_b.api_calls[i].start_ns = k.start_ns - 5000, measured_b.api_calls[i].end_ns = k.start_ns - 4000;
-    if (i % per_step == per_step - 1) add_sync(measured_b, k.correlation + 5, k.end_ns);
+    if (i % per_step == per_step - 1) AddSync(measured_b, k.correlation + 5, k.end_ns);
   }
   measured_b.info.end_ns += shift;
   const Kernel& last = p.b.b.run.kernels.back();
-  add_sync(p.b.b.run, last.correlation + 5, p.b.b.run.ops[last.op].end_ns - 1);
+  AddSync(p.b.b.run, last.correlation + 5, p.b.b.run.ops[last.op].end_ns - 1);
   energy::Attribution ea = p.a.Energy(), eb = p.b.Energy();
   energy::Attribution ma = energy::Attribute(measured_a), mb = energy::Attribute(measured_b);
   auto r = Diff(DiffInput{&p.a.b.run, &ea, &measured_a, &ma}, DiffInput{&p.b.b.run, &eb, &measured_b, &mb}, p.match,
