@@ -151,6 +151,7 @@ TEST(StepTimeline, TheTracersDelayIsTakenOffEveryGapAlike) {
   EXPECT_NEAR(paced.kernel_wait[2].ns, kMs / 6, 1);
   EXPECT_NEAR(paced.tail_seconds(), 1e-3 / 6, 1e-8);
   EXPECT_NEAR(paced.busy_seconds(), 3e-3, 1e-9);
+  EXPECT_TRUE(std::isnan(paced.idle_joules()));  // no energy recorded: still unmeasured, not 0
 
   // 3.2 ms: the short gaps close, the long one gives the rest.
   StepTimeline closer = GappedSteps(3.2e-3);

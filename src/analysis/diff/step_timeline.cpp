@@ -112,7 +112,7 @@ void TrimTracerDelay(StepTimeline& out, std::vector<std::vector<Span>>& reps, do
       w.trimmed_ns += cut, cut_j += part;
     });
     w.joules -= cut_j;
-    w.idle_j = std::max(0.0, w.idle_j - cut_j);
+    if (!std::isnan(w.idle_j)) w.idle_j = std::max(0.0, w.idle_j - cut_j);  // unmeasured stays so
     run_cut_j += cut_j, run_cut_ns += w.trimmed_ns;
   }
   out.run_j -= run_cut_j;
