@@ -39,12 +39,13 @@ std::map<std::string, ParamDelta> ByParameter(const Evidence& e) {
 // A training step's input batch copied to the device, then used: `pinned`
 // sides copy from pinned memory with non_blocking=True (an asynchronous
 // copy), the others from pageable memory with a blocking one. The step's
-// kernel costs `joules`.
-Pair CopyPair(int instances, double joules_a, double joules_b, bool a_pinned, bool b_pinned) {
+// kernel costs `joules`. b's copies alternate between `b_lines` lines of
+// its code (a batch and its labels, each copied by a line of its own).
+Pair CopyPair(int instances, double joules_a, double joules_b, bool a_pinned, bool b_pinned, int b_lines = 1) {
   Pair p;
-  auto add = [](Side& s, bool pinned, double joules) {
+  auto add = [](Side& s, bool pinned, double joules, int line) {
     auto& fb = s.b;
-    int64_t py = s.PyStack({fb.Frame("python", "train_step", "/work/train.py", 41)});
+    int64_t py = s.PyStack({fb.Frame("python", "train_step", "/work/train.py", line)});
     int64_t host = fb.Tensor({256, 1024}, 0.3);
     fb.run.tensors[host].device = kHostDevice;
     fb.run.tensors[host].memory = pinned ? kMemoryPinned : kMemoryPageable;
@@ -73,8 +74,8 @@ Pair CopyPair(int instances, double joules_a, double joules_b, bool a_pinned, bo
   for (int i = 0; i < instances; ++i) {
     const int64_t first_a = static_cast<int64_t>(p.a.b.run.ops.size());
     const int64_t first_b = static_cast<int64_t>(p.b.b.run.ops.size());
-    auto [in_a, out_a] = add(p.a, a_pinned, joules_a);
-    auto [in_b, out_b] = add(p.b, b_pinned, joules_b);
+    auto [in_a, out_a] = add(p.a, a_pinned, joules_a, 41);
+    auto [in_b, out_b] = add(p.b, b_pinned, joules_b, 41 + i % b_lines);
     p.AddRegion({first_a, first_a + 1}, {first_b, first_b + 1}, in_a, in_b, out_a, out_b);
   }
   p.a.Finish(1);
@@ -108,6 +109,17 @@ TEST(DiffArguments, PageableBlockingCopyAgainstPinnedAsyncNamesWhatDiffersAndThe
   auto ids = RuleIds(f);
   EXPECT_NE(std::find(ids.begin(), ids.end(), "pageable-host-memory"), ids.end());
   EXPECT_NE(std::find(ids.begin(), ids.end(), "blocking-copy"), ids.end());
+}
+
+TEST(DiffArguments, CopiesByOneLineOfOneSideAndTwoLinesOfTheOtherAreOneFinding) {
+  DiffReport r = DiffPair(CopyPair(4, 0.13, 0.10, false, true, 2));
+  int waste = 0;
+  for (const auto& f : r.findings) waste += f.verdict == Verdict::kWaste;
+  EXPECT_EQ(waste, 1);
+  const Finding& f = r.findings.at(0);
+  EXPECT_EQ(f.regions.size(), 4u);
+  EXPECT_EQ(f.evidence_class(), EvidenceClass::kArguments);
+  EXPECT_NE(f.label.find("train.py:41"), std::string::npos) << f.label;
 }
 
 TEST(DiffArguments, TheFixIsGivenOnlyWhereTheCostlierSideDoesWhatItFixes) {

@@ -259,17 +259,62 @@ struct Groups {
   std::vector<size_t> of_region;  // by region index
 };
 
+// Whether a GroupKey names a line for every operator ("op@" has none).
+bool OneLine(const std::string& key) {
+  return !key.empty() && key.back() != '@' && key.find("@;") == std::string::npos;
+}
+
+std::string SortedNames(std::vector<std::string> names) {
+  std::sort(names.begin(), names.end());
+  return fmt::format("{}", fmt::join(names, ";"));
+}
+
+// Each region's group: regions with the same keys on both sides share one,
+// and so do regions that run one line on one side and the same operators on
+// the other from different lines (a batch and its labels copied by one line
+// of a, by two of b: one cause, one finding).
+std::vector<size_t> GroupOfRegions(const Run& a, const Run& b, const CostModel& ca, const CostModel& cb,
+                                   const MatchResult& match, std::vector<std::vector<std::string>>* names_a,
+                                   std::vector<std::vector<std::string>>* names_b) {
+  const size_t n = match.regions.size();
+  std::vector<size_t> parent(n);
+  for (size_t i = 0; i < n; ++i) parent[i] = i;
+  auto root = [&](size_t i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  std::map<std::string, size_t> first;  // key -> the first region that had it
+  auto join = [&](const std::string& key, size_t ri) {
+    auto [it, fresh] = first.emplace(key, ri);
+    if (!fresh) parent[root(ri)] = root(it->second);
+  };
+  names_a->resize(n);
+  names_b->resize(n);
+  for (size_t ri = 0; ri < n; ++ri) {
+    const RegionMatch& r = match.regions[ri];
+    const std::string ka = GroupKey({&a, &ca, &r.ops_a}, &(*names_a)[ri]);
+    const std::string kb = GroupKey({&b, &cb, &r.ops_b}, &(*names_b)[ri]);
+    join("both " + ka + " || " + kb, ri);
+    if (OneLine(ka)) join("a " + ka + " || " + SortedNames((*names_b)[ri]), ri);
+    if (OneLine(kb)) join("b " + SortedNames((*names_a)[ri]) + " || " + kb, ri);
+  }
+  std::vector<size_t> out(n);
+  for (size_t ri = 0; ri < n; ++ri) out[ri] = root(ri);
+  return out;
+}
+
 Groups GroupRegions(const Run& a, const Run& b, const CostModel& ca, const CostModel& cb,
                     const MatchResult& match, std::vector<SideCost>& costs_a, std::vector<SideCost>& costs_b,
                     DiffReport& report) {
   Groups g;
-  std::map<std::string, size_t> group_of;
+  std::vector<std::vector<std::string>> names_a, names_b;
+  const std::vector<size_t> root = GroupOfRegions(a, b, ca, cb, match, &names_a, &names_b);
+  std::map<size_t, size_t> group_of;  // root region -> finding
   for (size_t ri = 0; ri < match.regions.size(); ++ri) {
     const RegionMatch& r = match.regions[ri];
-    RegionSide sa{&a, &ca, &r.ops_a}, sb{&b, &cb, &r.ops_b};
-    std::vector<std::string> na, nb;
-    std::string key = GroupKey(sa, &na) + " || " + GroupKey(sb, &nb);
-    auto [it, fresh] = group_of.emplace(key, g.findings.size());
+    std::vector<std::string>& na = names_a[ri];
+    std::vector<std::string>& nb = names_b[ri];
+    auto [it, fresh] = group_of.emplace(root[ri], g.findings.size());
     size_t gi = it->second;
     if (fresh) {
       g.findings.emplace_back();
