@@ -19,7 +19,7 @@ import sys
 import traceback
 import types
 
-from magneton.recorder import ENERGY_CHOICES, record
+from magneton.recorder import ENERGY_CHOICES, IDLE_HOLD_SECONDS, record
 
 PASSES = ("both", "recording", "measured")
 
@@ -51,6 +51,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--traced-steps", default="auto", metavar="N|auto|all",
                    help="GPU: trace kernels in the first N measured steps only; the rest run untraced, with "
                         "energy and step times as the program runs (default auto: 20 steps and 2 s; all: every step)")
+    r.add_argument("--idle-hold", type=float, default=IDLE_HOLD_SECONDS, metavar="S",
+                   help=f"GPU measured pass with energy: hold the device idle S seconds where its traced steps end, "
+                        f"for the attribution's idle level (default {IDLE_HOLD_SECONDS}; 0: off)")
     r.add_argument("--energy", default="auto", choices=ENERGY_CHOICES, help="energy sensors to sample (default auto)")
     r.add_argument("--no-stacks", action="store_true", help="skip Python call sites")
     r.add_argument("--no-kernels", action="store_true", help="skip CUDA kernel tracing")
@@ -115,7 +118,7 @@ def _run_code(code: types.CodeType, file: str, argv: list, module: bool) -> int:
 
 def _recording(args, command: str) -> record:
     common = dict(energy=args.energy, stacks=not args.no_stacks, kernels=not args.no_kernels, overwrite=args.force,
-                  command=command, ops=True if args.ops else None)
+                  command=command, ops=True if args.ops else None, idle_hold=args.idle_hold)
     if args.passes != "recording":
         common["traced_steps"] = None if args.traced_steps == "all" else \
             "auto" if args.traced_steps == "auto" else int(args.traced_steps)
@@ -156,6 +159,9 @@ def main(argv=None) -> int:
     if args.traced_steps not in ("auto", "all") and not (args.traced_steps.isdigit() and int(args.traced_steps) >= 1):
         sys.stderr.write(f"magneton: record: --traced-steps {args.traced_steps}: expected a count of 1 or more, "
                          "auto or all\n")
+        return 2
+    if not 0 <= args.idle_hold <= 10:
+        sys.stderr.write(f"magneton: record: --idle-hold {args.idle_hold}: expected seconds from 0 to 10\n")
         return 2
     if args.step_line is not None and not args.step_line.rpartition(":")[2].isdigit():
         sys.stderr.write(f"magneton: record: --step-line {args.step_line}: expected a line number, N or FILE:N\n")

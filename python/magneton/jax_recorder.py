@@ -29,6 +29,7 @@ from jax.extend import core as jcore
 from magneton.jax import environment, kernels, native, timeline
 from magneton.jax.graph import NONE, Graph
 from magneton.jax.walk import Walker
+from magneton.recorder import IDLE_HOLD_SECONDS
 
 __all__ = ["record_jax", "JaxRecording", "dataflow_completeness"]
 
@@ -133,11 +134,23 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
     summary = {"ops": n_ops * repeat, "tensors": tensors, "equations_per_execution": n_ops,
                "fingerprint_failures": fp.failures if fp else 0, "kernel_tracer": False}
     if path is not None:
+        _hold_idle(session, energy, devices.rows, g.info["extra"])
         kernel_ops = _link_kernels(session, plans, g, windows)
         summary.update(session.stop({"ranges": _rows(ranges), "stats": _rows(g.stats),
                                      "extra": g.info["extra"], "start_ns": start_ns}, end_ns, kernel_ops))
     return JaxRecording(outputs=jax.tree_util.tree_unflatten(out_tree, outputs), graph=g, path=path,
                         summary=summary)
+
+
+def _hold_idle(session, energy: str, device_rows: list, extra: dict) -> None:
+    """After the measured pass (its outputs ready, the run's window closed),
+    holds the GPU idle with the samplers and kernel tracer on: counter
+    intervals of known idle for the activity model (docs/energy.md, "Idle hold")."""
+    if energy == "none" or not session.kernel_tracer or not any(d.get("kind") == "gpu" for d in device_rows):
+        return
+    held_from = time.monotonic_ns()
+    time.sleep(IDLE_HOLD_SECONDS)
+    extra["idle_held_ns"] = f"{held_from} {time.monotonic_ns()}"
 
 
 def _kernel_plans(closed, top_ops, g: Graph, n_ops: int, repeat: int) -> dict:

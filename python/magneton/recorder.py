@@ -34,6 +34,11 @@ ENERGY_CHOICES = ("none", "nvml", "rapl", "auto")
 # at least this many and this long (docs/recording.md, "Untraced steps").
 TRACE_AUTO_STEPS = 20
 TRACE_AUTO_SECONDS = 2.0
+# A measured pass with energy on a GPU ends its traced stretch by holding the
+# device idle this long, samplers and kernel trace on: counter intervals of
+# known idle, so a steady loop's attribution can tell the idle level from the
+# busy one (docs/energy.md, "Idle hold"). About three NVML counter updates.
+IDLE_HOLD_SECONDS = 0.3
 
 
 def extension():
@@ -175,6 +180,10 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
         (docs/recording.md, "Untraced steps"). "auto" (default): the first
         TRACE_AUTO_STEPS steps and TRACE_AUTO_SECONDS seconds, whichever ends
         later; N: the first N steps; None: every step.
+    idle_hold: seconds the device is held idle, with energy on a GPU, where
+        the measured pass's traced stretch ends (after its last traced step,
+        outside every step and the run's window): the activity model's idle
+        level (docs/energy.md, "Idle hold"). 0 turns it off.
     stacks: Python call site (file:line:function) of each top-level op.
     kernels: link CUDA kernels to ops through CUPTI when this build has it.
     fingerprint_options: quantiles, singular_values, spectra_max_numel, spectra_max_side.
@@ -191,7 +200,8 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
     def __init__(self, path: str, energy: str = "none", fingerprints: bool = False, stacks: bool = True,
                  kernels: bool = True, overwrite: bool = False, command: Optional[str] = None,
                  fingerprint_options: Optional[dict] = None, replay=None, ops: Optional[bool] = None,
-                 schedule=None, fingerprint_steps: Optional[int] = None, traced_steps="auto"):
+                 schedule=None, fingerprint_steps: Optional[int] = None, traced_steps="auto",
+                 idle_hold: float = IDLE_HOLD_SECONDS):
         if energy not in ENERGY_CHOICES:
             raise ValueError(f"energy={energy!r}: expected one of {', '.join(ENERGY_CHOICES)}")
         self.identity = distributed_identity()
@@ -209,6 +219,9 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
                                                    or traced_steps < 1):
             raise ValueError(f"traced_steps={traced_steps!r}: expected 'auto', None or a count of 1 or more steps")
         self.traced_steps = traced_steps
+        if isinstance(idle_hold, bool) or not isinstance(idle_hold, (int, float)) or not 0 <= idle_hold <= 10:
+            raise ValueError(f"idle_hold={idle_hold!r}: expected seconds from 0 to 10")
+        self.idle_hold = float(idle_hold)
         self._tracing = traced_steps is not None  # kernel tracing may still stop
         self._measured_done = 0      # traced measured steps ended so far
         self._measured_t0 = None     # when the first of them ended (time.monotonic)
@@ -220,6 +233,7 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
         self.schedule = schedule
         self._step = 0          # steps ended so far (step() calls)
         self._active_done = 0   # ...of which recorded
+        self._measured_steps = 0  # ...of which in the measured pass
         self._phase = "paused"
         self.ops = ops if ops is None else bool(ops)
         self.stacks = bool(stacks)
@@ -289,13 +303,15 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
         the recording pauses and resumes at step boundaries."""
         if self._native is None:
             raise RuntimeError("magneton.record: step() outside the recording block")
+        if self._phase == "measured":
+            self._measured_steps += 1
         if self._active_now():
             self._active_done += 1
             self._native.mark_step()
         if self._phase == "measured" and self._tracing and not self._measured_ops and self._tracing_ends():
             self._tracing = False
             self._synchronize()  # the last traced kernels' records are complete
-            self._native.stop_kernel_tracing()
+            self._native.stop_kernel_tracing(idle_hold_s=self._idle_hold_now())
             self.untraced_from = (self._step + 1, time.perf_counter())
         self._step += 1
         phase = self._phase_of(self._step)
@@ -316,6 +332,15 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
         if self.traced_steps == "auto":  # enough traced steps for the regions' energy (10+ sensor readings)
             return self._measured_done >= TRACE_AUTO_STEPS and now - self._measured_t0 >= TRACE_AUTO_SECONDS
         return self._measured_done == self.traced_steps
+
+    def _idle_hold_now(self) -> float:
+        """Seconds to hold the device idle where the traced stretch ends: a
+        measured pass with energy whose kernels ran on a GPU (the caller
+        synchronized it)."""
+        torch = sys.modules.get("torch")
+        on_gpu = torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized()
+        measured = self._phase == "measured" or self._measured_steps > 0  # a schedule may have paused it since
+        return self.idle_hold if self.energy != "none" and self.kernels and measured and on_gpu else 0.0
 
     def _records_ops(self, phase: str) -> bool:
         return phase == "recording" or (phase == "measured" and self._measured_ops)
@@ -361,8 +386,9 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
         if capture is not None:
             capture.stop()
         self._compiled_calls.stop()
+        hold = self._idle_hold_now() if self.untraced_from is None else 0.0  # else held where tracing stopped
         native, self._native = self._native, None
-        self.summary = native.stop()
+        self.summary = native.stop(idle_hold_s=hold)
         if capture is not None and exc_type is None:
             _replay = importlib.import_module("magneton.op_replay")
 

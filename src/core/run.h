@@ -177,6 +177,11 @@ inline bool IsStepMark(const Range& r) {
 // RunInfo extra: where a measured pass stopped tracing kernels (run clock,
 // ns); its later steps ran untraced, with step marks and energy readings.
 inline constexpr const char* kTracedUntilKey = "kernels_traced_until_ns";
+// RunInfo extra: "FROM TO" (run clock, ns), where the recorder held the
+// device idle with the samplers and the kernel trace running, after the
+// program's work: counter intervals of known idle for the activity model
+// (docs/energy.md). The run's window ends at FROM.
+inline constexpr const char* kIdleHeldKey = "idle_held_ns";
 
 struct Frame {
   int64_t id = 0;

@@ -1,6 +1,7 @@
 #include "energy/activity_curve.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace magneton::energy {
 
@@ -41,24 +42,21 @@ BusyIntervals UnionOf(std::vector<std::pair<int64_t, int64_t>> intervals) {
   return out;
 }
 
-std::optional<ActivityModel> FitActivityModel(const std::vector<const ActivityTrace*>& traces) {
+namespace {
+
+// One counter interval: its length (s), busy fraction and mean power (W).
+struct Interval {
+  double w, x, y;
+};
+
+std::optional<ActivityModel> FitIntervals(const std::vector<Interval>& intervals) {
   double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (const ActivityTrace* trace : traces) {
-    const CounterAnchors& anchors = trace->anchors;
-    if (anchors.t_ns.size() < 4) continue;
-    BusyClock clock(trace->busy);
-    for (size_t i = 0; i + 1 < anchors.t_ns.size(); ++i) {
-      int64_t a = anchors.t_ns[i], b = anchors.t_ns[i + 1];
-      if (b <= a) continue;
-      double w = double(b - a) * 1e-9;
-      double x = double(clock.Before(b) - clock.Before(a)) * 1e-9 / w;
-      double y = (anchors.joules[i + 1] - anchors.joules[i]) / w;
-      sw += w;
-      sx += w * x;
-      sy += w * y;
-      sxx += w * x * x;
-      sxy += w * x * y;
-    }
+  for (const Interval& i : intervals) {
+    sw += i.w;
+    sx += i.w * i.x;
+    sy += i.w * i.y;
+    sxx += i.w * i.x * i.x;
+    sxy += i.w * i.x * i.y;
   }
   if (sw <= 0) return std::nullopt;
   double mx = sx / sw, my = sy / sw;
@@ -69,6 +67,49 @@ std::optional<ActivityModel> FitActivityModel(const std::vector<const ActivityTr
   m.busy_w = m.idle_w + slope;
   if (slope <= 0) return std::nullopt;
   return m;
+}
+
+}  // namespace
+
+std::optional<ActivityModel> FitActivityModel(const std::vector<const ActivityTrace*>& traces) {
+  // A counter reading is seen some milliseconds after the update it reports,
+  // and that delay varies: one interval's mean power scatters by several
+  // percent around the truth, more than its busy fraction moves in a steady
+  // loop, and an interval beside a change of activity holds some of its
+  // neighbour's joules. So consecutive intervals about as busy as each other
+  // are pooled into one stretch (its edges' delays cancel within it) and the
+  // fit goes over stretches of two or more intervals: a steady loop and the
+  // recorder's idle hold after it give two clean points. Without such
+  // stretches, every interval is a point of its own.
+  constexpr double kSettled = 0.1;
+  std::vector<Interval> all, pooled;
+  for (const ActivityTrace* trace : traces) {
+    const CounterAnchors& anchors = trace->anchors;
+    if (anchors.t_ns.size() < 4) continue;
+    BusyClock clock(trace->busy);
+    Interval stretch{0, 0, 0};  // sums of w, w x and w y
+    int count = 0;
+    auto close = [&] {
+      if (count >= 2) pooled.push_back({stretch.w, stretch.x / stretch.w, stretch.y / stretch.w});
+      stretch = {0, 0, 0};
+      count = 0;
+    };
+    for (size_t i = 0; i + 1 < anchors.t_ns.size(); ++i) {
+      int64_t a = anchors.t_ns[i], b = anchors.t_ns[i + 1];
+      if (b <= a) continue;
+      double w = double(b - a) * 1e-9;
+      Interval one{w, double(clock.Before(b) - clock.Before(a)) * 1e-9 / w, (anchors.joules[i + 1] - anchors.joules[i]) / w};
+      all.push_back(one);
+      if (count > 0 && std::fabs(one.x - stretch.x / stretch.w) > kSettled) close();
+      stretch.w += one.w;
+      stretch.x += one.w * one.x;
+      stretch.y += one.w * one.y;
+      ++count;
+    }
+    close();
+  }
+  if (auto m = FitIntervals(pooled)) return m;
+  return FitIntervals(all);
 }
 
 ActivityTrace TraceActivity(const Run& run, int32_t device) {

@@ -62,6 +62,16 @@ TEST(Untraced, TheRunKeepsOnlyWhatCameBeforeTheCut) {
   EXPECT_EQ(run.series[0].t_ns.size(), run.series[0].value.size());
 }
 
+TEST(Untraced, AnIdleHoldBeforeTheCutEndsTheWindowAndKeepsItsReadingsOnly) {
+  magneton::Run run = TracedThenUntraced();
+  run.info.extra[kIdleHeldKey] = std::to_string(700 * kMs) + " " + std::to_string(1000 * kMs);
+  ASSERT_TRUE(TakeUntracedSteps(run).has_value());
+  EXPECT_EQ(run.info.end_ns, 700 * kMs);  // the window ends where the hold began
+  // Readings through the hold stay for the activity model; none past it, where
+  // the untraced steps' busy time is unknown.
+  EXPECT_EQ(run.series[0].t_ns.back(), 1000 * kMs);
+}
+
 TEST(Untraced, AChildAfterTheCutLeavesItsParentsIdRight) {
   magneton::Run run = TracedThenUntraced();
   run.ranges.push_back({0, "kept child", "app", 7, 60 * kMs, 70 * kMs, kNone});

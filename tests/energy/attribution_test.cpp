@@ -130,6 +130,47 @@ TEST(Attribution, ACopyBetweenHostAndDeviceAloneDrawsTheIdleLevel) {
   EXPECT_NEAR(a.devices[0].idle_w, 80, 2);
 }
 
+// A steady loop: every 20 ms, 16 ms of kernels at 600 W, then a 4 ms copy
+// from the host alone at the idle 100 W, for 2 s; after the run's window the
+// device idles at 100 W for `hold` (the recorder's idle hold), sampled.
+magneton::Run SteadyCopyLoop(int64_t hold) {
+  magneton::Run run;
+  const int64_t t0 = 20 * kSec, end = t0 + 2 * kSec;
+  run.info.start_ns = t0;
+  run.info.end_ns = end;
+  PowerSteps truth{{0}, {100}};
+  int64_t id = 0;
+  for (int64_t t = t0; t < end; t += 20 * kMs) {
+    run.kernels.push_back(MakeKernel(id, t, t + 16 * kMs));
+    Transfer c;
+    c.id = id++;
+    c.kind = "HtoD";
+    c.start_ns = t + 16 * kMs;
+    c.end_ns = t + 20 * kMs;
+    run.transfers.push_back(c);
+    truth.t.insert(truth.t.end(), {t, t + 16 * kMs});
+    truth.w.insert(truth.w.end(), {600, 100});
+  }
+  AddNvmlSeries(run, truth, t0 - 10 * kMs, end + hold);
+  return run;
+}
+
+TEST(Attribution, AnIdleHoldAfterASteadyLoopGivesTheCopiesTheIdleLevel) {
+  // Without the hold the busy fraction never varies: the power shape charges
+  // each copy about the loop's mean power.
+  Attribution plain = Attribute(SteadyCopyLoop(0));
+  ASSERT_EQ(plain.devices[0].method, "energy.total+power.instant");
+  EXPECT_GT(Sum(plain.transfer_j) / 100, 1.5);  // 4 ms at 500 W: 2 J
+  Attribution held = Attribute(SteadyCopyLoop(300 * kMs));
+  ASSERT_EQ(held.devices[0].method, "energy.total+activity");
+  ASSERT_TRUE(held.devices[0].activity.has_value());
+  EXPECT_NEAR(held.devices[0].activity->idle_w, 100, 10);
+  EXPECT_NEAR(held.devices[0].activity->busy_w, 600, 30);
+  EXPECT_NEAR(Sum(held.transfer_j) / 100, 0.4, 0.05);  // 4 ms at 100 W
+  // The hold lies outside the window: the run's total is the loop's.
+  EXPECT_NEAR(held.devices[0].total_j, 100 * (16e-3 * 600 + 4e-3 * 100), 10);
+}
+
 // A GPU busy at the same duty cycle throughout (5 ms of every 10 ms) gives
 // the two-level model nothing to fit: the instant power shapes the intervals.
 TEST(Attribution, ConstantDutyCycleFallsBackToThePowerShape) {

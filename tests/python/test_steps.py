@@ -74,3 +74,29 @@ def test_kernel_tracing_stops_after_the_traced_steps(tmp_path, monkeypatch):
     slow = magneton.record(str(tmp_path / "s.mgt"))
     assert not any(slow._tracing_ends() for _ in range(2 * recorder.TRACE_AUTO_STEPS))
     assert magneton.record(str(tmp_path / "e.mgt"), traced_steps=None)._tracing is False
+
+
+def test_the_idle_hold_comes_after_the_runs_window_with_the_samplers_on(tmp_path):
+    path = str(tmp_path / "held.mgt")
+    from magneton import recorder
+    native = recorder.extension().Recorder(path, energy="auto", ops=False)
+    torch.relu(torch.randn(8, 8))
+    native.stop(idle_hold_s=0.5)
+    run = magneton.load_run(path)
+    held_from, held_to = map(int, run["info"]["extra"]["idle_held_ns"].split())
+    assert held_to - held_from >= 500_000_000
+    assert run["info"]["end_ns"] <= held_from  # the hold is outside the run's window
+    # The samplers go on reading through the hold (procfs at least, anywhere).
+    assert sum(s["points"] for s in run["series"]) > len(run["series"])
+
+
+def test_the_idle_hold_is_only_for_a_measured_pass_with_energy_on_a_gpu(tmp_path):
+    with pytest.raises(ValueError):
+        magneton.record(str(tmp_path / "x.mgt"), idle_hold=-1)
+    rec = magneton.record(str(tmp_path / "m.mgt"), energy="auto")
+    rec._phase = "measured"
+    from magneton import recorder
+    assert rec._idle_hold_now() == (recorder.IDLE_HOLD_SECONDS if torch.cuda.is_available() else 0.0)
+    rec._phase = "recording"
+    assert rec._idle_hold_now() == 0.0
+    assert magneton.record(str(tmp_path / "n.mgt"))._idle_hold_now() == 0.0  # no energy: nothing to fit

@@ -1,6 +1,8 @@
 #include "analysis/diff/untraced.h"
 
 #include <algorithm>
+#include <cinttypes>
+#include <cstdio>
 #include <cstdlib>
 #include <vector>
 
@@ -13,11 +15,11 @@ namespace magneton::analysis {
 
 namespace {
 
-// Readings after `cut` go, but for the first: the traced stretch's curves
-// need a reading on each side of their end.
-void CutSeries(SensorSeries& s, int64_t cut) {
+// Readings after `cut` go, but for the first where the traced stretch's
+// curves need a reading on each side of their end.
+void CutSeries(SensorSeries& s, int64_t cut, bool keep_next) {
   auto after = std::upper_bound(s.t_ns.begin(), s.t_ns.end(), cut);
-  if (after != s.t_ns.end()) ++after;
+  if (after != s.t_ns.end() && keep_next) ++after;
   const auto keep = static_cast<size_t>(after - s.t_ns.begin());
   s.t_ns.resize(keep);
   s.value.resize(keep);
@@ -69,8 +71,16 @@ std::optional<UntracedSteps> TakeUntracedSteps(Run& run) {
 
   auto ranges = Select(run.ranges, [&](const Range& r) { return r.start_ns <= cut; });
   for (Range& r : run.ranges) r.parent = Mapped(ranges, r.parent);
-  for (auto& s : run.series) CutSeries(s, cut);
-  run.info.end_ns = cut;
+  // Held idle before tracing stopped (kIdleHeldKey): the window ends where
+  // the hold began, and the readings during the hold stay for the activity
+  // model, none after it (the untraced steps' busy time is unknown).
+  int64_t held_from = 0, held_to = 0;
+  if (auto held = run.info.extra.find(kIdleHeldKey); held != run.info.extra.end())
+    if (std::sscanf(held->second.c_str(), "%" SCNd64 " %" SCNd64, &held_from, &held_to) != 2 || held_from >= held_to ||
+        held_to > cut)
+      held_from = held_to = 0;
+  for (auto& s : run.series) CutSeries(s, held_to > 0 ? held_to : cut, held_to == 0);
+  run.info.end_ns = held_to > 0 ? held_from : cut;
   run.info.extra.erase(it);
   return out;
 }

@@ -169,8 +169,15 @@ PYBIND11_MODULE(_torch, m) {
       .def("set_config", &Recorder::SetConfig)
       .def("set_info", &Recorder::SetInfoExtra)
       .def("mark_step", &Recorder::MarkStep, "Marks the end of one of the program's steps (the host's period).")
-      .def("stop_kernel_tracing", &Recorder::StopKernelTracing,
-           "Ends kernel tracing and detaches CUPTI; later steps record marks and energy only.")
+      .def(
+          "stop_kernel_tracing",
+          [](Recorder& r, double idle_hold_s) {
+            py::gil_scoped_release release;
+            r.StopKernelTracing(static_cast<int64_t>(idle_hold_s * 1e9));
+          },
+          py::arg("idle_hold_s") = 0.0,
+          "Ends kernel tracing and detaches CUPTI; later steps record marks and energy only. idle_hold_s: "
+          "first hold the (synchronized) device idle that long, samplers on.")
       .def("rows_held", &Recorder::RowsHeld, "Operator rows in memory, not yet written to the run file.")
       .def("count_ops", &Recorder::SetOpCounting, py::arg("on"), "Counts operator calls without recording them.")
       .def_static("counted_ops", &Recorder::CountedOps, "Operator calls counted so far (count_ops).")
@@ -182,14 +189,16 @@ PYBIND11_MODULE(_torch, m) {
           py::arg("phase"), "paused, recording (fingerprints) or measured: what is recorded until the next switch.")
       .def(
           "stop",
-          [](Recorder& r) {
+          [](Recorder& r, double idle_hold_s) {
             Result<RecordSummary> s = [&] {
               py::gil_scoped_release release;
-              return r.Stop();
+              return r.Stop(static_cast<int64_t>(idle_hold_s * 1e9));
             }();
             return SummaryDict(Take(std::move(s)));
           },
-          "Stops recording and writes the run file; returns counts.");
+          py::arg("idle_hold_s") = 0.0,
+          "Stops recording and writes the run file; returns counts. idle_hold_s: after the run's window, hold "
+          "the (synchronized) device idle that long, samplers on.");
 
   py::class_<FrameworkCall>(m, "FrameworkCall",
                             "A framework's call from Python recorded as an operator (framework_call.h).")

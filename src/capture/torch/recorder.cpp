@@ -3,9 +3,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <exception>
 #include <string>
+#include <thread>
 
 #include "capture/torch/recorder_state.h"
 #include "core/stats_registry.h"
@@ -174,9 +176,17 @@ void Recorder::MarkStep() {
   if (state_->kernels) state_->kernels->Mark(kStepMark, static_cast<int64_t>(gettid()), MonotonicNs());
 }
 
-void Recorder::StopKernelTracing() {
+void Recorder::HoldIdle(int64_t ns) {
+  if (ns <= 0) return;
+  const int64_t from = MonotonicNs();
+  std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
+  SetInfoExtra(kIdleHeldKey, std::to_string(from) + " " + std::to_string(MonotonicNs()));
+}
+
+void Recorder::StopKernelTracing(int64_t idle_hold_ns) {
   RecorderState& st = *state_;
   if (!st.kernels) return;
+  HoldIdle(idle_hold_ns);
   // Tracing ends either way, so the cut is noted either way; an error (the
   // tracer's first, maybe from an earlier drain) is a stat beside it.
   if (Status stopped = st.kernels->StopTracing(); !stopped.ok()) {
@@ -239,12 +249,13 @@ void Summarize(RecorderState& st) {
 
 }  // namespace
 
-Result<RecordSummary> Recorder::Stop() {
+Result<RecordSummary> Recorder::Stop(int64_t idle_hold_ns) {
   if (stopped_) return *stopped_;
   RecorderState& st = *state_;
   ReleaseRecording(state_);
   StopFlushing(st);
   const int64_t end = MonotonicNs();
+  HoldIdle(idle_hold_ns);  // after the window's end, with the kernel trace still on
   Status first;
   if (st.kernels) {
     // A tracer that fails to flush loses kernels, not the run: the ops and

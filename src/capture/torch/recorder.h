@@ -86,12 +86,15 @@ class Recorder {
   // (CuptiTracer::StopTracing): its steps run as the program does, with
   // their marks and energy readings only. Noted in RunInfo (extra
   // kTracedUntilKey); nothing to do without a tracer. An error is a Stat.
-  void StopKernelTracing();
+  // With `idle_hold_ns`, first holds the device idle that long (HoldIdle).
+  void StopKernelTracing(int64_t idle_hold_ns = 0);
 
   void SetConfig(const std::string& key, const std::string& value);
   void SetInfoExtra(const std::string& key, const std::string& value);
-  // Removes the callbacks and writes every buffered row; idempotent.
-  Result<RecordSummary> Stop();
+  // Removes the callbacks and writes every buffered row; idempotent. With
+  // `idle_hold_ns`, the run's window ends now and the device is held idle
+  // that long before the samplers stop (HoldIdle).
+  Result<RecordSummary> Stop(int64_t idle_hold_ns = 0);
   // Operator rows in memory, not yet written (rows leave memory as they are written).
   int64_t RowsHeld();
   // Counting operator calls without recording them, and the count so far.
@@ -100,6 +103,11 @@ class Recorder {
 
  private:
   explicit Recorder(std::shared_ptr<RecorderState> state) : state_(std::move(state)) {}
+  // Waits `ns` with the samplers and the kernel trace on, the caller having
+  // synchronized the device, and notes the stretch (kIdleHeldKey). A steady
+  // program's busy fraction never varies, so its counter intervals alone
+  // cannot separate the idle level from the busy one; these can.
+  void HoldIdle(int64_t ns);
   std::shared_ptr<RecorderState> state_;
   std::optional<RecordSummary> stopped_;
 };
