@@ -289,6 +289,13 @@ def test_kernels_without_correlation_link_to_innermost_op_by_time(tmp_path):
     out = ext._link_kernels_by_time(str(tmp_path / "k.mgt"), ops, api_calls, kernels, {pthread: tid})
     assert [out[i] for i in range(5)] == [1, 0, -1, 2, 3]
     assert (out["by_time"], out["by_correlation"]) == (3, 1)
+    # The recorder computed a fingerprint from 240 to 260 on some thread: the
+    # launch at 250, inside no op, was its solver's (kRecorderWork); an op
+    # that encloses a launch keeps it, recorder work or not.
+    out = ext._link_kernels_by_time(str(tmp_path / "w.mgt"), ops, api_calls, kernels, {pthread: tid},
+                                    recorder_work=[(340, 360), (240, 260)])
+    assert [out[i] for i in range(5)] == [1, 0, -2, 2, 3]
+    assert (out["by_time"], out["recorder_work"]) == (3, 1)
 
 
 def test_energy_samplers_run_alongside_and_absent_sensors_are_stats(tmp_path):

@@ -1,6 +1,7 @@
 #include "capture/torch/kernel_link.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
@@ -39,10 +40,18 @@ Status LaunchIndex::LinkKernel(int64_t kernel_id, int64_t op_id) {
 }
 
 Result<LaunchIndex::LinkCounts> LaunchIndex::LinkByTime(const std::vector<OpSpan>& ops,
-                                                        const std::unordered_map<int64_t, int64_t>& thread_ids) {
+                                                        const std::unordered_map<int64_t, int64_t>& thread_ids,
+                                                        std::vector<std::pair<int64_t, int64_t>> recorder_work) {
   // Ops per thread in start order (ids are in start order already).
   std::unordered_map<int64_t, std::vector<int64_t>> by_thread;
   for (size_t id = 0; id < ops.size(); ++id) by_thread[ops[id].thread].push_back(static_cast<int64_t>(id));
+  std::sort(recorder_work.begin(), recorder_work.end());
+  std::vector<int64_t> latest_end;  // running max of the ends, for "some span before t still runs at t"
+  for (const auto& [from, to] : recorder_work) latest_end.push_back(std::max(latest_end.empty() ? to : latest_end.back(), to));
+  auto in_recorder_work = [&](int64_t t) {
+    auto it = std::upper_bound(recorder_work.begin(), recorder_work.end(), std::pair{t, INT64_MAX});
+    return it != recorder_work.begin() && latest_end[it - recorder_work.begin() - 1] >= t;
+  };
   LinkCounts counts;
   for (auto& [kernel, op] : kernel_op_) {
     ++counts.kernels;
@@ -58,20 +67,25 @@ Result<LaunchIndex::LinkCounts> LaunchIndex::LinkByTime(const std::vector<OpSpan
     if (launch == launches_.end()) continue;
     int64_t thread = launch->second.thread;
     if (auto t = thread_ids.find(thread); t != thread_ids.end()) thread = t->second;
-    auto list = by_thread.find(thread);
-    if (list == by_thread.end()) continue;
     const int64_t t0 = launch->second.start_ns;
-    // The last op started before the launch, then out through its parents
-    // until one still runs at the launch: the innermost enclosing op.
-    auto it = std::upper_bound(list->second.begin(), list->second.end(), t0,
-                               [&](int64_t t, int64_t id) { return t < ops[id].start_ns; });
-    if (it == list->second.begin()) continue;
-    int64_t cand = *(it - 1);
-    while (cand != kNone && ops[cand].end_ns < t0) cand = ops[cand].parent;
-    if (cand == kNone) continue;
-    MAGNETON_RETURN_IF_ERROR(inner()->LinkKernel(kernel, cand));
-    op = cand;
-    ++counts.by_time;
+    int64_t cand = kNone;
+    if (auto list = by_thread.find(thread); list != by_thread.end()) {
+      // The last op started before the launch, then out through its parents
+      // until one still runs at the launch: the innermost enclosing op.
+      auto it = std::upper_bound(list->second.begin(), list->second.end(), t0,
+                                 [&](int64_t t, int64_t id) { return t < ops[id].start_ns; });
+      if (it != list->second.begin()) cand = *(it - 1);
+      while (cand != kNone && ops[cand].end_ns < t0) cand = ops[cand].parent;
+    }
+    if (cand != kNone) {
+      MAGNETON_RETURN_IF_ERROR(inner()->LinkKernel(kernel, cand));
+      op = cand;
+      ++counts.by_time;
+    } else if (in_recorder_work(t0)) {
+      MAGNETON_RETURN_IF_ERROR(inner()->LinkKernel(kernel, kRecorderWork));
+      op = kRecorderWork;
+      ++counts.recorder_work;
+    }
   }
   return counts;
 }

@@ -55,9 +55,13 @@ class LaunchIndex : public ForwardingRunWriter {
 
   // Links kernels that have no op yet; `ops` are the run's ops' spans (by id),
   // `thread_ids` maps CUPTI's thread ids (pthread ids) to the ids ops carry.
+  // A kernel still without an op whose launch falls in one of `recorder_work`
+  // (host spans of the recorder's own work, any thread) is the recorder's: a
+  // solver inside a fingerprint may launch from a thread of its own.
   // Call after the tracer stopped.
   Result<LinkCounts> LinkByTime(const std::vector<OpSpan>& ops,
-                                const std::unordered_map<int64_t, int64_t>& thread_ids);
+                                const std::unordered_map<int64_t, int64_t>& thread_ids,
+                                std::vector<std::pair<int64_t, int64_t>> recorder_work = {});
 
  private:
   struct Launch {

@@ -107,11 +107,12 @@ std::unique_ptr<Recorder> StartRecorder(const std::string& path, bool overwrite,
 // launching `api_calls` through a LaunchIndex into a new run at `path`, links
 // them to `ops` and returns {kernel id: op id}. Rows are tuples:
 // ops (id, parent, thread, start, end); api_calls (correlation, thread, start);
-// kernels (id, correlation, op).
+// kernels (id, correlation, op); recorder_work (start, end).
 py::dict LinkKernelsByTime(const std::string& path, const std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>>& ops,
                            const std::vector<std::tuple<int64_t, int64_t, int64_t>>& api_calls,
                            const std::vector<std::tuple<int64_t, int64_t, int64_t>>& kernels,
-                           const std::unordered_map<int64_t, int64_t>& thread_ids) {
+                           const std::unordered_map<int64_t, int64_t>& thread_ids,
+                           const std::vector<std::pair<int64_t, int64_t>>& recorder_work) {
   auto writer = Take(RunWriter::Create(path, RunInfo{}, true));
   LaunchIndex index(writer.get());
   std::vector<OpSpan> rows;
@@ -144,13 +145,14 @@ py::dict LinkKernelsByTime(const std::string& path, const std::vector<std::tuple
     k.op = op;
     if (Status st = index.Add(k); !st.ok()) Raise(st.error());
   }
-  auto counts = Take(index.LinkByTime(rows, thread_ids));
+  auto counts = Take(index.LinkByTime(rows, thread_ids, recorder_work));
   if (Status st = writer->Close(); !st.ok()) Raise(st.error());
   Run run = Take(LoadRun(path));
   py::dict out;
   for (const auto& k : run.kernels) out[py::int_(k.id)] = k.op;
   out["by_time"] = counts.by_time;
   out["by_correlation"] = counts.by_correlation;
+  out["recorder_work"] = counts.recorder_work;
   return out;
 }
 
@@ -231,5 +233,7 @@ PYBIND11_MODULE(_torch, m) {
 
   BindReplay(m);
 
-  m.def("_link_kernels_by_time", &LinkKernelsByTime, "Test hook for kernel-to-op linking by time window.");
+  m.def("_link_kernels_by_time", &LinkKernelsByTime, py::arg("path"), py::arg("ops"), py::arg("api_calls"),
+        py::arg("kernels"), py::arg("thread_ids"), py::arg("recorder_work") = std::vector<std::pair<int64_t, int64_t>>{},
+        "Test hook for kernel-to-op linking by time window.");
 }

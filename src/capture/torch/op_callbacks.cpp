@@ -161,20 +161,26 @@ std::string ArgsText(c10::ArrayRef<const c10::IValue> args, const OpSchemaInfo& 
 }
 
 // The fingerprints' own kernels carry kRecorderWork instead of an op id, so
-// that a recording pass's op-to-kernel links hold the program's kernels only.
+// that a recording pass's op-to-kernel links hold the program's kernels only;
+// the scope's span is kept for kernels launched from other threads meanwhile
+// (RecorderState::recorder_work).
 class RecorderWorkScope {
  public:
-  explicit RecorderWorkScope(RecorderState& st) : kernels_(st.kernels.get()) {
-    if (kernels_) kernels_->Push(static_cast<uint64_t>(kRecorderWork));
+  explicit RecorderWorkScope(RecorderState& st) : st_(st), start_(MonotonicNs()) {
+    if (st_.kernels) st_.kernels->Push(static_cast<uint64_t>(kRecorderWork));
   }
   ~RecorderWorkScope() {
-    if (kernels_) kernels_->Pop();
+    if (!st_.kernels) return;
+    st_.kernels->Pop();
+    std::lock_guard<std::mutex> lock(st_.work_mu);
+    st_.recorder_work.emplace_back(start_, MonotonicNs());
   }
   RecorderWorkScope(const RecorderWorkScope&) = delete;
   RecorderWorkScope& operator=(const RecorderWorkScope&) = delete;
 
  private:
-  KernelCorrelation* kernels_;
+  RecorderState& st_;
+  const int64_t start_;
 };
 
 // Fingerprints `todo` (tensor row, value) outside the lock and stores them.

@@ -211,7 +211,12 @@ namespace {
 // state.mu; counts what stays unlinked.
 void LinkKernels(RecorderState& st) {
   std::lock_guard<std::mutex> lock(st.mu);
-  auto linked = st.launches->LinkByTime(st.spans, st.thread_ids);
+  std::vector<std::pair<int64_t, int64_t>> work;
+  {
+    std::lock_guard<std::mutex> work_lock(st.work_mu);
+    work.swap(st.recorder_work);
+  }
+  auto linked = st.launches->LinkByTime(st.spans, st.thread_ids, std::move(work));
   if (!linked.ok()) {
     st.stats.push_back(MakeStat(stats::kKernelLinkingFailed, 1, linked.error().message));
     return;

@@ -128,6 +128,13 @@ class RecorderState {
   // CUPTI names threads by pthread id; ops carry the kernel's thread id.
   std::unordered_map<int64_t, int64_t> thread_ids;
 
+  // When the recorder computed fingerprints (RecorderWorkScope), on any
+  // thread: a library may launch their kernels from a thread of its own,
+  // outside the scope's correlation id. Guarded by work_mu, not mu (a scope
+  // may end with mu held).
+  std::mutex work_mu;
+  std::vector<std::pair<int64_t, int64_t>> recorder_work;
+
   // Under mu. Devices known at start are mapped by AddKnownDevices; any other
   // accelerator is added (and written) on first sight.
   int32_t DeviceId(const c10::Device& d);
