@@ -380,6 +380,13 @@ std::optional<Evidence> WaitDelta(const RegionSide& a, const RegionSide& b, char
     // and be a visible part of the step, not microseconds before a small region.
     const double step_s = (costly == 'a' ? a : b).cost->timeline().seconds();
     if (!Separated(hi.waits, lo.waits) || more_wait < kMinHostCodeShare * step_s) return std::nullopt;
+    // Nor is a host slower throughout (another process, clocks): the code
+    // before the operators must have grown more than the operators did, by at
+    // least half of its extra time (an A/A pair on a loaded CPU: every region
+    // and the code before it 1.45x slower on one side).
+    const double ops_hi = hi.seconds - hi.wait_seconds, ops_lo = lo.seconds - lo.wait_seconds;
+    const double slower = ops_lo > 0 && ops_hi > ops_lo ? ops_hi / ops_lo : 1.0;
+    if (hi.wait_seconds - lo.wait_seconds * slower < 0.5 * more_wait) return std::nullopt;
     e.summary = fmt::format(
         "same operators, called the same way, but the program's own code before them takes {} on {} and {} on "
         "{}: host work between the operators (Python, data handling, waiting on something outside the framework)",
