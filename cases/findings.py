@@ -160,14 +160,36 @@ def energy_problem(f: dict, metric: str | None) -> str:
     return ""
 
 
-def judge(case: str, exp: dict, gt: dict | None, doc: dict | None, error: str) -> tuple[str, list[str]]:
+def aa_summary(aa: dict | None) -> dict | None:
+    """The A/A pair's diff (the wasteful side recorded twice): its waste findings; None where no
+    A/A run was recorded."""
+    if aa is None:
+        return None
+    waste = [f for f in _findings(aa) if f.get("verdict") in ("waste", "trade-off")]
+    return {"findings": len(waste), "top": waste[0].get("label", "") if waste else ""}
+
+
+def judge(case: str, exp: dict, gt: dict | None, doc: dict | None, error: str,
+          aa: dict | None = None) -> tuple[str, list[str]]:
     """The suite's one rule. Returns ("yes" | "no" | "skipped", reasons); every "no" has reasons.
 
     A truth of "none" is matched only by no waste finding. Otherwise the top waste finding must
     name the truly wasting side, have the expected class, name the expected configuration keys
     and one of the case's operators (or kernels, or range), compare energy where energy was
     measured, and claim an end-to-end saving within max(5 points, 25% relative) of the ground
-    truth's."""
+    truth's. Either way, where the case's A/A pair (`aa`, its diff) was recorded, it must give no
+    finding: a finding the same program against itself also gets is not backed."""
+    match, reasons = _judge_pair(exp, gt, doc, error)
+    a = aa_summary(aa)
+    if match != "skipped" and a and a["findings"]:
+        noise = (f"its A/A pair (the wasteful side recorded twice) gives {a['findings']} finding(s) "
+                 f"(top: {a['top']})")
+        return "no", [noise] + (reasons if match == "no" else [])
+    return match, reasons
+
+
+def _judge_pair(exp: dict, gt: dict | None, doc: dict | None, error: str) -> tuple[str, list[str]]:
+    """judge, on the pair alone."""
     if error:
         return ("skipped" if error.startswith("skipped") else "no"), [error]
     if not gt or "error" in gt or not gt.get("truth"):
@@ -210,14 +232,15 @@ def judge(case: str, exp: dict, gt: dict | None, doc: dict | None, error: str) -
     return "yes", [f"side, class, keys, operators and end-to-end saving ({m:.1f}% against {g:.1f}%) as the rule asks"]
 
 
-def assess(case: str, exp: dict, gt: dict | None, doc: dict | None, error: str, provenance: dict | None = None) -> dict:
-    """One row of RESULTS.md: the judgement and what it rests on."""
-    match, reasons = judge(case, exp, gt, doc, error)
+def assess(case: str, exp: dict, gt: dict | None, doc: dict | None, error: str, provenance: dict | None = None,
+           aa: dict | None = None) -> dict:
+    """One row of RESULTS.md: the judgement and what it rests on (`aa`: the A/A pair's diff)."""
+    match, reasons = judge(case, exp, gt, doc, error, aa)
     truth = gt.get("truth") if gt and "error" not in gt else None
     f = None if error else top_finding(doc)
     return {"case": case, "exp": exp, "gt": gt, "truth": truth or "–", "error": error,
             "finding": f, "totals": None if error else run_totals(doc),
-            "match": match, "why": "; ".join(reasons), "provenance": provenance or {},
+            "match": match, "why": "; ".join(reasons), "provenance": provenance or {}, "aa": aa_summary(aa),
             "saving": {"gt": gt_saving(gt, truth) if truth else None, "magneton": magneton_saving(f) if f else None}}
 
 
@@ -244,8 +267,8 @@ def _gt_cells(gt: dict | None) -> tuple[str, str, str]:
 def summary_table(rows: list[dict]) -> str:
     lines = ["| case | truth | ground truth J/iter W / E | ms/iter W / E | long-window ratio W/E (metric) "
              "| Magneton top finding | class | Magneton ratio W/E (unit) | end-to-end saving: GT / Magneton "
-             "| match | why |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| A/A | match | why |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         joules, ms, ratio = _gt_cells(r["gt"])
         f = r["finding"]
@@ -257,8 +280,10 @@ def summary_table(rows: list[dict]) -> str:
             finding, cls, mratio = "–", "–", "–"
         s = r["saving"]
         saving = f"{_f(s['gt'], '.1f')}% / {_f(s['magneton'], '.1f')}%"
+        a = r.get("aa")
+        aa = "–" if a is None else "clean" if not a["findings"] else f"{a['findings']} finding(s)"
         lines.append(f"| {r['case']} | {r['truth']} | {joules} | {ms} | {ratio} | {_cell(finding)} | {cls} "
-                     f"| {mratio} | {saving} | {r['match']} | {_cell(r['why'])} |")
+                     f"| {mratio} | {saving} | {aa} | {r['match']} | {_cell(r['why'])} |")
     return "\n".join(lines)
 
 
@@ -267,8 +292,8 @@ def parse_summary(text: str) -> dict[str, dict]:
     out = {}
     for line in text.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 11 and cells[0] not in ("case", "---"):
-            out[cells[0]] = {"finding": cells[5], "class": cells[6], "match": cells[9]}
+        if len(cells) == 12 and cells[0] not in ("case", "---"):
+            out[cells[0]] = {"finding": cells[5], "class": cells[6], "aa": cells[9], "match": cells[10]}
     return out
 
 
@@ -330,6 +355,10 @@ def _detail(r: dict) -> list[str]:
             out.append(f"- Keys named: {', '.join(f['config_keys'])}")
         if f["evidence_summary"]:
             out.append(f"- Evidence: {' / '.join(s for s in f['evidence_summary'] if s)}")
+    a = r.get("aa")
+    if a is not None:
+        out.append(f"- A/A pair (the wasteful side recorded twice): "
+                   + ("no finding" if not a["findings"] else f"{a['findings']} finding(s), top: `{a['top']}`"))
     out.append(f"- Match: **{r['match']}**: {r['why']}")
     return out + [""]
 
@@ -338,7 +367,8 @@ RULE = ("A row is **yes** when the top waste finding names the side that the gro
         "wasting, has the expected class, names the expected configuration keys and one of the case's "
         "operators (or kernels, or range), compares energy where the ground truth measured energy, and "
         "claims an end-to-end saving within max(5 points, 25% relative) of the ground truth's; a truth of "
-        "\"none\" is matched only by no waste finding. Anything else is **no**, with why "
+        "\"none\" is matched only by no waste finding; where the case's A/A pair (the wasteful side "
+        "recorded twice) was recorded, it must give no finding. Anything else is **no**, with why "
         "(cases/README.md, \"How a case is judged\").")
 
 

@@ -78,6 +78,11 @@ def _tail(text: str, n: int = 3) -> str:
     return " | ".join(text.strip().splitlines()[-n:])
 
 
+# The A/A run: the wasteful side recorded again; and where each pair's diff is kept.
+AGAIN = "again"
+DIFF_FILES = {"efficient": "diff.json", AGAIN: "aa.json"}
+
+
 def measured_file(run_file: Path) -> Path:
     """Where a side's measured pass goes (wasteful.mgt -> wasteful-measured.mgt)."""
     return run_file.with_name(run_file.stem + "-measured.mgt")
@@ -157,21 +162,25 @@ def record_case(case: str, exp: dict, runs: Path, args) -> str:
     runs.mkdir(parents=True, exist_ok=True)
     for old in (*runs.glob("*.mgt"), runs / casekit.PACKED_RUNS, runs / PROVENANCE):
         old.unlink(missing_ok=True)
-    for side in casekit.SIDES:
-        run_file = runs / f"{side}.mgt"
+    # The A/A pair: the wasteful side recorded a second time, as `again` (cases/README.md).
+    recordings = [(side, side) for side in casekit.SIDES] + ([] if args.no_aa else [("wasteful", AGAIN)])
+    for side, name in recordings:
+        run_file = runs / f"{name}.mgt"
         cmd = side_command(case, side, exp, run_file, args)
         rc, out, err = _run(cmd, args.timeout)
         if rc != 0 or not run_file.exists():
-            return f"recording {side} failed (exit {rc}): {_tail(err or out)}"
+            what = side if name == side else f"{side} again (the A/A run)"
+            return f"recording {what} failed (exit {rc}): {_tail(err or out)}"
     pack_runs(runs)
     write_provenance(runs, args)
     return ""
 
 
-def diff_command(magneton: str, runs: Path, extra: str = "") -> list[str]:
-    """`magneton diff --json` of a case's runs (wasteful = a), with the measured passes that exist."""
-    cmd = [magneton, "diff", str(runs / "wasteful.mgt"), str(runs / "efficient.mgt"), "--json"]
-    for side, flag in (("wasteful", "--measured-a"), ("efficient", "--measured-b")):
+def diff_command(magneton: str, runs: Path, extra: str = "", b: str = "efficient") -> list[str]:
+    """`magneton diff --json` of a case's runs (wasteful = a; b: efficient, or AGAIN for the A/A
+    pair), with the measured passes that exist."""
+    cmd = [magneton, "diff", str(runs / "wasteful.mgt"), str(runs / f"{b}.mgt"), "--json"]
+    for side, flag in (("wasteful", "--measured-a"), (b, "--measured-b")):
         if measured_file(runs / f"{side}.mgt").exists():  # JAX programs and the CLI-recorded cases have none
             cmd += [flag, str(measured_file(runs / f"{side}.mgt"))]
     return cmd + shlex.split(extra)
@@ -206,23 +215,34 @@ def run_provenance(runs: Path, folder: Path) -> dict:
             "writers": _writers(folder)}
 
 
-def diff_case(runs: Path, args, write: bool = True) -> tuple[dict | None, str, dict]:
-    """The diff of a case's run files, its error, and the files' provenance."""
-    with casekit.run_files(runs) as files:
-        provenance = run_provenance(runs, files)
-        rc, out, err = _run(diff_command(args.magneton, files, args.diff_args), args.timeout)
+def _diff(runs: Path, files: Path, args, b: str, write: bool) -> tuple[dict | None, str]:
+    """`magneton diff --json` of wasteful against `b`, kept as runs/<DIFF_FILES[b]>, or its error."""
+    rc, out, err = _run(diff_command(args.magneton, files, args.diff_args, b), args.timeout)
+    what = "magneton diff" if b == "efficient" else "magneton diff of the A/A pair"
     if rc not in (0, 1):  # 1: a finding, by the CLI's convention
-        return None, f"magneton diff failed (exit {rc}): {_tail(err or out)}", provenance
+        return None, f"{what} failed (exit {rc}): {_tail(err or out)}"
     try:
         doc = json.loads(out)
     except json.JSONDecodeError as e:
-        return None, f"magneton diff --json printed no JSON ({e}): {_tail(out or err)}", provenance
+        return None, f"{what} --json printed no JSON ({e}): {_tail(out or err)}"
     for run in doc.get("runs", {}).values():  # where they stay, not the folder they were unpacked into
         if isinstance(run, dict) and "path" in run:
             run["path"] = os.path.relpath(runs / Path(run["path"]).name, ROOT)
     if write:
-        (runs / "diff.json").write_text(json.dumps(doc, indent=1) + "\n")
-    return doc, "", provenance
+        (runs / DIFF_FILES[b]).write_text(json.dumps(doc, indent=1) + "\n")
+    return doc, ""
+
+
+def diff_case(runs: Path, args, write: bool = True) -> tuple[dict | None, str, dict, dict | None]:
+    """The diff of a case's run files, its error, the files' provenance, and the A/A pair's diff
+    (None where no A/A run was recorded)."""
+    with casekit.run_files(runs) as files:
+        provenance = run_provenance(runs, files)
+        doc, error = _diff(runs, files, args, "efficient", write)
+        aa = None
+        if not error and (files / f"{AGAIN}.mgt").exists():
+            aa, error = _diff(runs, files, args, AGAIN, write)
+    return doc, error, provenance, aa
 
 
 def case_error(exp: dict, runs: Path, args, begun: float) -> str:
@@ -252,10 +272,10 @@ def derive_rows(args, gt: dict, write: bool = True, on_row=None) -> list[dict]:
         runs = Path(args.runs_root) / case / "runs"
         print(f"run_all: {case} ...", file=sys.stderr, flush=True)
         error = case_error(exp, runs, args, begun)
-        doc, provenance = None, {}
+        doc, provenance, aa = None, {}, None
         if not error:
-            doc, error, provenance = diff_case(runs, args, write)
-        rows.append(findings.assess(case, exp, gt.get("cases", {}).get(case), doc, error, provenance))
+            doc, error, provenance, aa = diff_case(runs, args, write)
+        rows.append(findings.assess(case, exp, gt.get("cases", {}).get(case), doc, error, provenance, aa))
         if on_row:
             on_row(rows)
     return rows
@@ -270,6 +290,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     p.add_argument("--small", action="store_true", help="tiny shapes (a pipeline check, not the suite)")
     p.add_argument("--replay", action="store_true", help="ask the recorder to replay operators for energy")
+    p.add_argument("--no-aa", action="store_true",
+                   help="do not record the A/A run (the wasteful side a second time, diffed against the first)")
     p.add_argument("--diff-args", default="", help="extra arguments for magneton diff (e.g. '--threshold 5')")
     p.add_argument("--runs-root", default=str(HERE), help="where <case>/runs/ folders go")
     p.add_argument("--results", default=str(HERE / "RESULTS.md"))

@@ -11,7 +11,8 @@
 # unpack from the repository root with `tar -xJf runs.tar.xz`).
 #
 #   scripts/gpu/cases.sh [--groundtruth-only | --groundtruth FILE] [--seconds 1.5] [--trials 3]
-#                        [--cases a,b] [--replay] [--diff-args '--threshold 5']
+#                        [--cases a,b] [--replay] [--no-aa] [--diff-args '--threshold 5']
+# --no-aa: no A/A run (each case's wasteful side recorded a second time; cases/README.md).
 # --groundtruth FILE: measure no ground truth; record and diff against FILE's
 # (e.g. cases/groundtruth-h200.json from an earlier call).
 #
@@ -38,7 +39,7 @@ mkdir -p "$OUT"
 dry=${GPU_DRY:-0}
 if [ "$dry" = 1 ]; then BUDGET=${BUDGET:-900}; else BUDGET=${BUDGET:-530}; fi
 
-mode=full seconds=1.5 trials=3 cases="" replay="" diff_args="" gt_file=""
+mode=full seconds=1.5 trials=3 cases="" replay="" no_aa="" diff_args="" gt_file=""
 dev=cuda small=() runs_root=$PWD
 if [ "$dry" = 1 ]; then
   seconds=0.2 trials=1 dev=cpu small=(--small) runs_root=/tmp/cases-dry
@@ -52,6 +53,7 @@ while [ $# -gt 0 ]; do
     --trials) trials=$2; shift ;;
     --cases) cases=$2; shift ;;
     --replay) replay=--replay ;;
+    --no-aa) no_aa=--no-aa ;;
     --diff-args) diff_args=$2; shift ;;
     *) echo "cases.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -120,15 +122,15 @@ if [ $mode = full ]; then
   rb=$(( $(left) - 15 )); [ "$rb" -lt 30 ] && rb=30
   PYTHONPATH=$PWD/python timeout -k 5 $(( rb + 10 )) python3 -u cases/run_all.py --groundtruth "$OUT/groundtruth.json" \
     --magneton build-gpu/magneton --results "$OUT/RESULTS.md" --budget $rb --device $dev "${small[@]}" \
-    --runs-root "$runs_root/cases" --timeout 120 $replay --diff-args "$diff_args" ${cases:+--cases "$cases"} 2>&1 |
+    --runs-root "$runs_root/cases" --timeout 120 $replay $no_aa --diff-args "$diff_args" ${cases:+--cases "$cases"} 2>&1 |
     tee "$OUT/run_all.txt"
   # One archive (files back are limited to 8, 16 MiB each): split only if it must.
   if (cd "$runs_root" && ls -d cases/*/runs >/dev/null 2>&1 &&
       tar -I 'xz -T0 -6' -cf "$OUT/runs.tar.xz" cases/*/runs 2>/dev/null); then
     # 5 other files + at most 3 parts: past 45 MiB only the diffs come back.
     if [ "$(stat -c %s "$OUT/runs.tar.xz")" -gt $((45 * 1024 * 1024)) ]; then
-      (cd "$runs_root" && tar -I 'xz -T0 -6' -cf "$OUT/runs.tar.xz" cases/*/runs/diff.json)
-      echo "cases.sh: the run files exceed 45 MiB packed; runs.tar.xz holds the diff.json files only"
+      (cd "$runs_root" && tar -I 'xz -T0 -6' -cf "$OUT/runs.tar.xz" cases/*/runs/*.json)
+      echo "cases.sh: the run files exceed 45 MiB packed; runs.tar.xz holds the diffs (diff.json, aa.json) and provenance only"
     fi
     if [ "$(stat -c %s "$OUT/runs.tar.xz")" -gt $((15 * 1024 * 1024)) ]; then
       split -b 15M -d "$OUT/runs.tar.xz" "$OUT/runs.tar.xz.part" && rm "$OUT/runs.tar.xz"

@@ -127,3 +127,24 @@ def test_distributed_case_runs_both_sides_on_two_gloo_ranks(tmp_path):
         steps[side] = {r["rank"]: (r["steps"], r["batches"]) for r in recs}
     assert steps["wasteful"] == {0: (13, 13), 1: (10, 10)}
     assert steps["efficient"] == {0: (10, 13), 1: (10, 10)}
+
+
+def test_a_case_recorded_twice_on_the_cpu_gives_a_clean_a_a_pair(tmp_path):
+    """run_all records the wasteful side a second time and diffs the two: the same program
+    against itself, real recordings, only noise apart; no finding may come of it."""
+    pytest.importorskip("torch")
+    from magneton import locate
+    import findings
+    import run_all
+
+    binary = locate.command()
+    if binary is None:
+        pytest.skip("magneton is not built (set MAGNETON_BUILD or MAGNETON_BIN)")
+    args = run_all.parser().parse_args(["--device", "cpu", "--small", "--cases", "pytorch-141210",
+                                        "--magneton", binary, "--runs-root", str(tmp_path)])
+    row = run_all.derive_rows(args, {})[0]
+    assert row["aa"] is not None, row["why"]  # no ground truth here: the pair is judged "no", the A/A still runs
+    assert row["aa"]["findings"] == 0, row["aa"]
+    assert (tmp_path / "pytorch-141210" / "runs" / "aa.json").exists()
+    assert "A/A pair" not in row["why"]
+    assert findings.parse_summary(findings.summary_table([row]))["pytorch-141210"]["aa"] == "clean"

@@ -142,6 +142,18 @@ def test_a_host_finding_is_judged_on_the_process_cpu_energy():
     assert match == "no" and any("CPU energy was asked" in w for w in why)
 
 
+def test_a_finding_in_the_a_a_pair_makes_the_row_no_whatever_the_pair_gives():
+    gt = _gt("wasteful", 4.0, 3.3)
+    assert _judge("hf-14450", DIFF, gt)[0] == "yes"
+    clean = {"findings": [DIFF["findings"][0]]}  # noise only
+    assert findings.judge("hf-14450", casekit.expected("hf-14450"), gt, DIFF, "", clean)[0] == "yes"
+    noisy = copy.deepcopy(DIFF)  # the same program against itself, and a waste finding
+    match, why = findings.judge("hf-14450", casekit.expected("hf-14450"), gt, DIFF, "", noisy)
+    assert match == "no" and "A/A pair" in why[0] and "aten::addmm" in why[0]
+    row = findings.assess("hf-14450", casekit.expected("hf-14450"), gt, DIFF, "", None, noisy)
+    assert findings.parse_summary(findings.summary_table([row]))["hf-14450"]["aa"] == "1 finding(s)"
+
+
 def test_results_markdown_writes_every_row_and_reads_back():
     rows = [findings.assess("hf-14450", casekit.expected("hf-14450"), _gt("wasteful", 4.0, 3.3), DIFF, ""),
             findings.assess("cpu-busy-wait", casekit.expected("cpu-busy-wait"), None, None,
