@@ -411,3 +411,21 @@ def test_a_missing_extension_is_reported_as_not_built(tmp_path):
     """, tmp_path)
     assert r.returncode == 0, r.stderr
     assert "magneton._torch is not built" in r.stdout and "pip install ." in r.stdout
+
+
+def test_the_idle_hold_after_the_measured_pass_is_only_for_a_traced_gpu_with_energy():
+    """record_jax holds the GPU idle after its measured pass (docs/energy.md, "Idle hold"), with
+    energy on and kernels traced; never on a CPU or without energy. Its note is "FROM TO"."""
+    from types import SimpleNamespace
+
+    from magneton import jax_recorder
+    traced, untraced = SimpleNamespace(kernel_tracer=True), SimpleNamespace(kernel_tracer=False)
+    gpu, cpu = [{"kind": "gpu"}], []
+    for session, energy, rows in ((traced, "none", gpu), (untraced, "nvml", gpu), (traced, "auto", cpu)):
+        extra = {}
+        jax_recorder._hold_idle(session, energy, rows, extra)
+        assert extra == {}
+    extra = {}
+    jax_recorder._hold_idle(traced, "nvml", gpu, extra)
+    held_from, held_to = map(int, extra["idle_held_ns"].split())
+    assert held_to - held_from >= jax_recorder.IDLE_HOLD_SECONDS * 1e9
