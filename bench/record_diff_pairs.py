@@ -83,14 +83,19 @@ def torch_gpt2(out: str, ops: int, device: str, energy: str) -> None:
             model(ids)  # warm-up
             path = os.path.join(out, f"torch_gpt2_{variant}.mgt")
             if not forwards:
-                with magneton.record(path, overwrite=True) as rec:  # one forward: its operators
+                # One forward: its operators (recorded: a GPU's measured pass would record kernels only).
+                with magneton.record(path, overwrite=True, ops=True) as rec:
                     model(ids)
                 forwards = max(1, -(-ops // rec.summary["ops"]))
             t0 = time.perf_counter()
             # Each forward on other token ids: no value repeats between them.
             inputs = [torch.randint(0, 512, (1, 16), generator=torch.Generator().manual_seed(100 + i)).to(device)
                       for i in range(forwards)]
-            with magneton.record(path, fingerprints=True, overwrite=True):
+            # On a GPU each fingerprint's spectrum is an eigensolver call that synchronizes (~1 ms even
+            # for these small tensors): without spectra the ~100k-operator recording pass takes about a
+            # minute, not several (docs/fingerprints.md; matching needs no spectra to pair these runs).
+            spectra = {"spectra_max_numel": 0} if device == "cuda" else {}
+            with magneton.record(path, fingerprints=True, overwrite=True, fingerprint_options=spectra):
                 for x in inputs:
                     model(x)
             t1 = time.perf_counter()
