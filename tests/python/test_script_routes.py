@@ -101,6 +101,8 @@ def test_warmup_and_steps_choose_which_iterations_are_recorded(tmp_path):
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--warmup 1" in p.stderr, p.stderr
     p = _record(tmp_path, "c.mgt", "--traced-steps", "0", gelu="fused")
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--traced-steps 0" in p.stderr, p.stderr
+    p = _record(tmp_path, "c.mgt", "--idle-hold", "-1", gelu="fused")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--idle-hold -1" in p.stderr, p.stderr
 
 
 def test_two_pass_route_finds_the_step_between_set_up_and_summary(tmp_path):
