@@ -35,8 +35,10 @@ struct ActivityTrace {
 ActivityTrace TraceActivity(const Run& run, int32_t device);
 
 // Fits mean power = idle_w + (busy_w - idle_w) x busy fraction over the
-// counter intervals of the traces (least squares weighted by interval
-// length): one trace, or one device seen in two runs. Nothing when the busy
+// counter intervals of the traces (least squares weighted by length): one
+// trace, or one device seen in two runs. Consecutive intervals of about the
+// same busy fraction are pooled into one point where such stretches spread
+// enough to fit; else every interval is a point. Nothing when the busy
 // fraction barely varies (nothing to fit) or busy comes out cheaper than idle
 // (the model does not describe these runs).
 std::optional<ActivityModel> FitActivityModel(const std::vector<const ActivityTrace*>& traces);

@@ -25,6 +25,11 @@ std::vector<int64_t> AllOps(const RegionSide& s) {
   return s.cost->index().Subtrees(*s.ops);
 }
 
+// Every op of the regions of the side's finding group (of its region alone without one).
+std::vector<int64_t> GroupOps(const RegionSide& s) {
+  return s.cost->index().Subtrees(s.group ? *s.group : *s.ops);
+}
+
 // Sorted by time spent, then name, so the heaviest differences come first.
 std::vector<NamedCount> Sorted(std::map<std::string, NamedCount> by_name) {
   std::vector<NamedCount> out;
@@ -400,8 +405,7 @@ std::optional<Evidence> WaitDelta(const RegionSide& a, const RegionSide& b, char
       Duration(hi.wait_seconds), costly, Duration(lo.wait_seconds), lean);
   // The calls that made the host wait there, where a measured pass has them
   // (runs of kernels alone name theirs in evidence of their own, kernel_regions.h).
-  auto group_ops = [](const RegionSide& s) { return s.cost->index().Subtrees(s.group ? *s.group : *s.ops); };
-  auto sa = a.cost->syncs().Before(group_ops(a)), sb = b.cost->syncs().Before(group_ops(b));
+  auto sa = a.cost->syncs().Before(GroupOps(a)), sb = b.cost->syncs().Before(GroupOps(b));
   const bool kernels_only = !a.ops->empty() && a.run->ops[a.ops->front()].framework == "kernels";
   const bool synced = !kernels_only && Total(costly == 'a' ? sa : sb) - Total(costly == 'a' ? sb : sa) >= 0.5;
   // A host slower throughout (machine load, clocks) waits longer everywhere: no cause here.

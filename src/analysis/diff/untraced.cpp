@@ -4,6 +4,8 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -15,8 +17,8 @@ namespace magneton::analysis {
 
 namespace {
 
-// Readings after `cut` go, but for the first where the traced stretch's
-// curves need a reading on each side of their end.
+// Readings after `cut` go; with `keep_next` the first of them stays, so that
+// curves ending at `cut` have a reading on each side of their end.
 void CutSeries(SensorSeries& s, int64_t cut, bool keep_next) {
   auto after = std::upper_bound(s.t_ns.begin(), s.t_ns.end(), cut);
   if (after != s.t_ns.end() && keep_next) ++after;
@@ -40,6 +42,16 @@ bool EnoughReadings(const Run& run, int64_t from, int64_t to) {
     if (last - first < kMinReadings) return false;
   }
   return true;
+}
+
+// The idle hold noted before tracing stopped at `cut` (kIdleHeldKey: "FROM TO"), if well formed.
+std::optional<std::pair<int64_t, int64_t>> IdleHeldBefore(const Run& run, int64_t cut) {
+  auto held = run.info.extra.find(kIdleHeldKey);
+  int64_t from = 0, to = 0;
+  if (held == run.info.extra.end() ||
+      std::sscanf(held->second.c_str(), "%" SCNd64 " %" SCNd64, &from, &to) != 2 || from >= to || to > cut)
+    return std::nullopt;
+  return std::pair{from, to};
 }
 
 }  // namespace
@@ -74,13 +86,9 @@ std::optional<UntracedSteps> TakeUntracedSteps(Run& run) {
   // Held idle before tracing stopped (kIdleHeldKey): the window ends where
   // the hold began, and the readings during the hold stay for the activity
   // model, none after it (the untraced steps' busy time is unknown).
-  int64_t held_from = 0, held_to = 0;
-  if (auto held = run.info.extra.find(kIdleHeldKey); held != run.info.extra.end())
-    if (std::sscanf(held->second.c_str(), "%" SCNd64 " %" SCNd64, &held_from, &held_to) != 2 || held_from >= held_to ||
-        held_to > cut)
-      held_from = held_to = 0;
-  for (auto& s : run.series) CutSeries(s, held_to > 0 ? held_to : cut, held_to == 0);
-  run.info.end_ns = held_to > 0 ? held_from : cut;
+  const auto held = IdleHeldBefore(run, cut);
+  for (auto& s : run.series) CutSeries(s, held ? held->second : cut, !held);
+  run.info.end_ns = held ? held->first : cut;
   run.info.extra.erase(it);
   return out;
 }
