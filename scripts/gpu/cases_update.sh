@@ -10,16 +10,23 @@
 # RUN_CASES: the cases to record and diff after the ground truth (default: all; the whole
 # suite does not fit one call). RESULTS.md is then regenerated off the GPU from every
 # committed run: python cases/run_all.py --diff-only (docs/cases.md).
-# Budget: ~90 s of ground truth for two cases (1.0 s windows, 2 trials, as the committed file), then
-# ~385 s for the suite; BUDGET (default 560) caps the whole.
+# GT_CASES empty: no new ground truth, the cases recorded against GT_FILE.
+# Budget: ~90 s of ground truth for two cases (1.0 s windows, 2 trials, as the committed file;
+# GT_BUDGET, default 120), then the rest for the suite, ~60 s a case with its A/A run;
+# BUDGET (default 560) caps the whole.
+# Files back in $OUT: summary.txt (the ground truth's and the suite's tails), groundtruth-merged.json,
+# logs.tgz (every log), runs.tar.xz or its parts (cases.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$(date +%s)
 OUT=${OUT:-/tmp/cases-update}
 BUDGET=${BUDGET:-560}
 GT_FILE=${GT_FILE:-cases/groundtruth-h200.json}
-: "${GT_CASES:?name the cases to measure, e.g. GT_CASES=sd-279,torch-vs-jax}"
+GT_CASES=${GT_CASES:-}
 mkdir -p "$OUT/gt"
+if [ -z "$GT_CASES" ]; then
+  cp "$GT_FILE" "$OUT/groundtruth-merged.json"
+else
 BUDGET=${GT_BUDGET:-120} OUT=$OUT/gt bash scripts/gpu/cases.sh --groundtruth-only --seconds 1.0 --trials 2 \
   --cases "$GT_CASES" > "$OUT/gt/cases.log" 2>&1
 tail -n 12 "$OUT/gt/cases.log"
@@ -32,5 +39,12 @@ for name, case in new.get("cases", {}).items():
     print(f"ground truth merged: {name}")
 json.dump(base, open(out, "w"), indent=1)
 PY
+fi
 left=$(( BUDGET - ($(date +%s) - start) ))
-BUDGET=$left OUT=$OUT bash scripts/gpu/cases.sh --groundtruth "$OUT/groundtruth-merged.json" ${RUN_CASES:+--cases "$RUN_CASES"}
+BUDGET=$left OUT=$OUT/suite bash scripts/gpu/cases.sh --groundtruth "$OUT/groundtruth-merged.json" \
+  ${RUN_CASES:+--cases "$RUN_CASES"} > "$OUT/suite.log" 2>&1
+# Few files come back from the device: the run archive, the merged ground truth, a summary, the logs.
+mv "$OUT"/suite/runs.tar.xz* "$OUT"/ 2>/dev/null
+{ tail -n 12 "$OUT/gt/cases.log" 2>/dev/null; tail -n 40 "$OUT/suite/run_all.txt" 2>/dev/null; } > "$OUT/summary.txt"
+(cd "$OUT" && tar -czf logs.tgz gt suite suite.log && rm -rf gt suite suite.log)
+cat "$OUT/summary.txt"
