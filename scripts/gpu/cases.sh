@@ -127,10 +127,10 @@ if [ $mode = full ]; then
   # One archive (files back are limited to 8, 16 MiB each): split only if it must.
   if (cd "$runs_root" && ls -d cases/*/runs >/dev/null 2>&1 &&
       tar -I 'xz -T0 -6' -cf "$OUT/runs.tar.xz" cases/*/runs 2>/dev/null); then
-    # 5 other files + at most 3 parts: past 45 MiB only the diffs come back.
-    if [ "$(stat -c %s "$OUT/runs.tar.xz")" -gt $((45 * 1024 * 1024)) ]; then
+    # 5 other files + at most 3 parts: past RUNS_CAP_MIB (45) only the diffs come back.
+    if [ "$(stat -c %s "$OUT/runs.tar.xz")" -gt $((${RUNS_CAP_MIB:-45} * 1024 * 1024)) ]; then
       (cd "$runs_root" && tar -I 'xz -T0 -6' -cf "$OUT/runs.tar.xz" cases/*/runs/*.json)
-      echo "cases.sh: the run files exceed 45 MiB packed; runs.tar.xz holds the diffs (diff.json, aa.json) and provenance only"
+      echo "cases.sh: the run files exceed ${RUNS_CAP_MIB:-45} MiB packed; runs.tar.xz holds the diffs (diff.json, aa.json) and provenance only"
     fi
     if [ "$(stat -c %s "$OUT/runs.tar.xz")" -gt $((15 * 1024 * 1024)) ]; then
       split -b 15M -d "$OUT/runs.tar.xz" "$OUT/runs.tar.xz.part" && rm "$OUT/runs.tar.xz"
