@@ -98,22 +98,25 @@ Result<std::unique_ptr<DiffSession>> RunDiff(const DiffArgs& args, double thresh
   std::vector<std::string> split_notes;
   for (auto [path, run, slot, side] : {std::tuple{&args.measured_a, &s->a, &s->measured_a, 'a'},
                                        std::tuple{&args.measured_b, &s->b, &s->measured_b, 'b'}}) {
+    // One file of both passes (recorded in one go): its recording pass is the run, its measured
+    // pass the measured pass, unless another file is given for that.
+    if (auto passes = analysis::SplitAtMeasuredPass(*run)) {
+      *run = std::move(passes->recorded);
+      if (path->empty()) {
+        *slot = std::move(passes->measured);
+        split_notes.push_back(fmt::format(
+            "run {} holds both passes (recorded in one go): its recording pass and its measured pass are compared "
+            "as two runs",
+            side));
+      }
+    }
     if (!path->empty()) {
       slot->emplace();
       MAGNETON_RETURN_IF_ERROR(load(*path, &**slot));
       if (auto passes = analysis::SplitAtMeasuredPass(**slot)) {
-        // Recorded in one go (the command line's default): its measured part is the measured pass.
         **slot = std::move(passes->measured);
         split_notes.push_back(fmt::format("{} holds both passes (recorded in one go): its measured pass is used", *path));
       }
-    } else if (auto passes = analysis::SplitAtMeasuredPass(*run)) {
-      // One file of both passes (recorded in one go): the measured pass is its second part.
-      *run = std::move(passes->recorded);
-      *slot = std::move(passes->measured);
-      split_notes.push_back(fmt::format(
-          "run {} holds both passes (recorded in one go): its recording pass and its measured pass are compared "
-          "as two runs",
-          side));
     }
   }
 
@@ -137,9 +140,12 @@ Result<std::unique_ptr<DiffSession>> RunDiff(const DiffArgs& args, double thresh
   auto report = analysis::DiffRuns(s->a, s->b, s->measured_a ? &*s->measured_a : nullptr,
                                    s->measured_b ? &*s->measured_b : nullptr, o);
   if (!report.ok()) {
-    const std::string& which =
-        report.error().message.find("run a") != std::string::npos ? args.measured_a : args.measured_b;
-    return MakeError(report.error().code, fmt::format("{}: {}", which, report.error().message));
+    // The input the message is about: "measured pass of run a: ..." or "run b ...".
+    const std::string& m = report.error().message;
+    const bool of_a = m.find("run a") != std::string::npos && m.find("run a") <= m.find("run b");
+    const bool measured = m.rfind("measured pass", 0) == 0;
+    const std::string& which = measured ? (of_a ? args.measured_a : args.measured_b) : (of_a ? args.a : args.b);
+    return MakeError(report.error().code, fmt::format("{}: {}", which, m));
   }
   s->report = std::move(*report);
   s->report.notes.insert(s->report.notes.begin(), split_notes.begin(), split_notes.end());

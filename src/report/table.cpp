@@ -39,8 +39,11 @@ std::string RunLine(char side, const std::string& path, const RunSummary& r, con
   std::string cost = unit == "J" ? fmt::format("{} in {}", FormatJoules(r.joules), FormatSeconds(r.seconds))
                                  : fmt::format("{} (energy unmeasured)", FormatSeconds(r.seconds));
   std::string devices = r.devices.empty() ? "CPU only" : fmt::format("{}", fmt::join(r.devices, ", "));
-  std::string line = fmt::format("  {} = {}: {}, {} iteration{}, {}", side, path, cost, r.iterations,
-                                 r.iterations == 1 ? "" : "s", devices);
+  // From a measured pass the cost is per repetition of the recorded step.
+  std::string iterations = r.measured_repeats > 0
+                               ? fmt::format("per iteration ({} measured)", r.measured_repeats)
+                               : fmt::format("{} iteration{}", r.iterations, r.iterations == 1 ? "" : "s");
+  std::string line = fmt::format("  {} = {}: {}, {}, {}", side, path, cost, iterations, devices);
   if (!r.energy_methods.empty()) line += fmt::format(" [{}]", fmt::join(r.energy_methods, "; "));
   if (!r.label.empty()) line += fmt::format(" label={}", r.label);
   return line + "\n";

@@ -115,5 +115,16 @@ TEST(DiffRecorded, AMeasuredPassOfAnotherProgramIsRefused) {
   EXPECT_NE(r.error().message.find("measured pass of run a"), std::string::npos) << r.error().message;
 }
 
+TEST(DiffRecorded, AMeasuredPassOnOneSideOnlyIsRefusedNamingTheOther) {
+  // Set against a measured pass, a recording pass's fingerprinting reads as a
+  // machine hundreds of times slower, or as waste on the wrong side.
+  Recorded a = Load("gelu_new"), b = Load("gelu_fused");
+  auto r = DiffRuns(a.run, b.run, &a.measured, nullptr, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message.rfind("run b was recorded with fingerprints and has no measured pass", 0), 0u)
+      << r.error().message;
+  EXPECT_TRUE(DiffRuns(a.run, b.run, &a.measured, &b.measured, {}).ok());
+}
+
 }  // namespace
 }  // namespace magneton::analysis

@@ -81,6 +81,33 @@ TEST(StepAlign, AWholeScriptRecordingFindsItsStepBetweenSetUpAndSummary) {
     }
 }
 
+TEST(StepAlign, ARecordingOfThreeIterationsTakesItsLastWhenTheFirstCreatesState) {
+  // --steps 3 against --steps 20 of a script training with Adam: the first
+  // step also creates the optimizer's state (items 70-79 after each layer's
+  // update), so it is no repetition of the rest; a set-up call made three
+  // times in a row (40) recurs as often as the step's items in the recording.
+  Seq step = Step(3), first = step, setup{40, 40, 40, 41}, summary{60, 61};
+  for (int i = 0; i < 3; ++i)
+    for (int k = 70; k < 80; ++k) first.push_back(k);
+  Seq recorded = setup, measured = setup;
+  recorded.insert(recorded.end(), first.begin(), first.end());
+  measured.insert(measured.end(), first.begin(), first.end());
+  recorded = Repeat(step, 2, recorded, summary);
+  measured = Repeat(step, 19, measured, summary);
+  auto al = AlignSteps(recorded, measured, "operators");
+  ASSERT_TRUE(al.ok()) << al.error().message;
+  EXPECT_EQ(al->recording_steps, 2);
+  EXPECT_EQ(al->repetitions.size(), 19u);
+  // The step is the recording's last iteration, not its first.
+  EXPECT_EQ(al->step_begin, static_cast<int64_t>(setup.size() + first.size() + step.size()));
+  EXPECT_EQ(al->step_end - al->step_begin, static_cast<int64_t>(step.size()));
+  for (size_t i = 0; i + 1 < al->repetitions.size(); ++i) EXPECT_TRUE(al->repetitions[i].exact) << i;
+  // A recording of one step is still taken whole (it explains the measured pass).
+  auto one = AlignSteps(Repeat(step, 1, setup, summary), measured, "operators");
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  EXPECT_EQ(one->recording_steps, 1);
+}
+
 TEST(StepAlign, AnItemOnlyOneSideHasIsToleratedAndLeftUnaligned) {
   Seq step = Step();
   Seq odd = step;

@@ -87,6 +87,11 @@ def test_one_command_per_side_gives_both_passes(tmp_path):
     assert doc["runs"]["a"]["measured_repeats"] == 9
     assert doc["runs"]["a"]["per_iteration"]["timeline"] == "host"
     _check_gelu_waste(doc)
+    # Each file given again as its own measured pass changes nothing.
+    a, b = str(tmp_path / "a.mgt"), str(tmp_path / "b.mgt")
+    again = _diff(a, b, "--measured-a", a, "--measured-b", b)
+    assert again["runs"]["a"]["measured_repeats"] == 9
+    _check_gelu_waste(again)
 
 
 def test_warmup_and_steps_choose_which_iterations_are_recorded(tmp_path):
@@ -119,6 +124,51 @@ def test_two_pass_route_finds_the_step_between_set_up_and_summary(tmp_path):
                 "--measured-b", str(tmp_path / "b-m.mgt"))
     assert any("a-both.mgt holds both passes" in n for n in doc["notes"]), doc["notes"]
     _check_gelu_waste(doc)
+
+
+TRAIN_SCRIPT = textwrap.dedent("""
+    import argparse, torch
+    p = argparse.ArgumentParser()
+    p.add_argument("--iters", type=int, default=12)
+    p.add_argument("--gelu", default="fused")
+    a = p.parse_args()
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.Linear(256, 64))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)   # creates its state in the first step
+    x, y = torch.randn(32, 64), torch.randn(32, 64)
+
+    def gelu(h):
+        if a.gelu == "fused":
+            return torch.nn.functional.gelu(h, approximate="tanh")
+        return 0.5 * h * (1.0 + torch.tanh(0.7978845608 * (h + 0.044715 * torch.pow(h, 3.0))))
+
+    for i in range(a.iters):
+        loss = torch.nn.functional.mse_loss(model[1](gelu(model[0](x))), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    print(f"summary: {loss.item():.4f}")
+""")
+
+
+def test_two_pass_route_on_a_training_script_takes_the_recordings_last_iteration(tmp_path):
+    # Adam's first step creates its state: recorded over 3 iterations, the step is the last one.
+    script = tmp_path / "train.py"
+    script.write_text(TRAIN_SCRIPT)
+    for gelu, side in (("tanh", "a"), ("fused", "b")):
+        for out, options, iters in ((f"{side}.mgt", ("--pass", "recording"), 3), (f"{side}-m.mgt", ("--pass", "measured"), 14)):
+            p = _record_script(script, tmp_path / out, *options, args=("--gelu", gelu, "--iters", str(iters)))
+            assert p.returncode == 0, p.stderr
+    a, b, am, bm = (str(tmp_path / f) for f in ("a.mgt", "b.mgt", "a-m.mgt", "b-m.mgt"))
+    doc = _diff(a, b, "--measured-a", am, "--measured-b", bm)
+    assert doc["runs"]["a"]["measured_repeats"] >= 12, doc["notes"]
+    assert any("that the recording repeats" in n for n in doc["notes"]), doc["notes"]
+    waste = [f for f in doc["findings"] if f["verdict"] == "waste"]
+    assert waste and waste[0]["costly"] == "a" and "aten::tanh" in json.dumps(waste[0]["evidence"]), doc["findings"]
+    # One side's measured pass alone is refused, naming the other side's file.
+    p = subprocess.run([_magneton(), "diff", a, b, "--measured-a", am], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and f"{b}: run b was recorded" in p.stderr, p.stderr
 
 
 def test_a_script_without_a_loop_says_so_in_one_line(tmp_path):

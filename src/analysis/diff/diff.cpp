@@ -148,6 +148,20 @@ bool Fingerprinted(const Run& run) {
   return it != run.info.extra.end() && it->second == "true";
 }
 
+// A recording pass's times include its fingerprinting (seconds where the
+// program takes milliseconds): set against a measured pass, the gap reads as
+// a machine hundreds of times slower, or as waste on the wrong side.
+Status MeasuredOnBothOrNeither(const DiffInput& a, const DiffInput& b) {
+  for (auto [side, in, other] : {std::tuple{'a', &a, &b}, std::tuple{'b', &b, &a}})
+    if (!in->measured && other->measured && Fingerprinted(*in->run))
+      return MakeError(ErrorCode::kInvalidArgument,
+                       fmt::format("run {} was recorded with fingerprints and has no measured pass, while run {} has "
+                                   "one: a recording pass's times include its fingerprinting and cannot be set "
+                                   "against a measured pass's (give --measured-{} too, or neither)",
+                                   side, side == 'a' ? 'b' : 'a', side));
+  return Status::Ok();
+}
+
 // Aligns each side's measured pass, if any, and says where costs come from.
 Status UseMeasuredPasses(const DiffInput& in, char side, const std::optional<UntracedSteps>& untraced, CostModel& cost,
                          std::vector<std::string>& notes) {
@@ -172,12 +186,21 @@ Status UseMeasuredPasses(const DiffInput& in, char side, const std::optional<Unt
   const PassAlignment& al = *cost.alignment();
   const char* items = al.by_device_work ? "kernels and copies" : "operators";
   notes.push_back(fmt::format("run {}: time and energy from its measured pass ({} repetition{} of the recorded "
-                              "step of {} {}{}{}{})",
+                              "step of {} {}{}{}{}{})",
                               side, al.repeats, al.repeats == 1 ? "" : "s", al.step_items, items,
+                              al.recording_steps > 1
+                                  ? fmt::format(", the last of {} that the recording repeats", al.recording_steps)
+                                  : "",
                               al.by_device_work ? ", aligned with the recording's by launch order" : "",
                               al.exact == al.repeats ? "" : fmt::format("; {} identical to it", al.exact),
                               al.outside ? fmt::format("; {} measured {} outside the repetitions", al.outside, items)
                                          : ""));
+  if (al.outside > al.repeats * al.step_items)
+    notes.push_back(fmt::format(
+        "run {}: most of its measured pass lies outside the repetitions of the recorded step: the recorded step is "
+        "not the step the program repeats (a first iteration that creates state, such as an optimizer's, differs "
+        "from the rest); record the recording pass over 3 iterations or more, and the diff takes its last",
+        side));
   if (al.unaligned > 0)
     notes.push_back(fmt::format("run {}: {} measured {} inside the repetitions align with nothing recorded "
                                 "(their energy counts as unattributed): {}",
@@ -523,6 +546,7 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
   CostModel ca(a, *in_a.energy), cb(b, *in_b.energy);
   MAGNETON_RETURN_IF_ERROR(UseMeasuredPasses(in_a, 'a', options.untraced_a, ca, report.notes));
   MAGNETON_RETURN_IF_ERROR(UseMeasuredPasses(in_b, 'b', options.untraced_b, cb, report.notes));
+  MAGNETON_RETURN_IF_ERROR(MeasuredOnBothOrNeither(in_a, in_b));
   report.matched_by_range = matched.by_range_name;
   report.matched_by_kernels = matched.by_kernels;
   if (!matched.by_kernels) {  // segments hold every aligned kernel; the caller notes the rest

@@ -69,6 +69,7 @@ void CountOutside(const StepAlignment& s, PassAlignment& out, const std::vector<
   out.repeats = static_cast<int64_t>(s.repetitions.size());
   for (const auto& r : s.repetitions) out.exact += r.exact;
   out.step_items = s.step_end - s.step_begin;
+  out.recording_steps = s.recording_steps;
 }
 
 Result<PassAlignment> ByOperators(const Run& recorded, const Run& measured) {

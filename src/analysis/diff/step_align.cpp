@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <dtl/dtl.hpp>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 
@@ -269,8 +270,9 @@ Tiling Tile(const std::vector<int>& rec, const std::vector<int>& mea, const Reco
 
 }  // namespace
 
-Result<StepAlignment> AlignSteps(const std::vector<int>& rec, const std::vector<int>& mea, const std::string& what) {
-  if (rec.empty()) return MakeError(ErrorCode::kInvalidArgument, fmt::format("the recording holds no {}", what));
+namespace {
+
+Result<StepAlignment> AlignOnce(const std::vector<int>& rec, const std::vector<int>& mea, const std::string& what) {
   if (mea.empty())
     return MakeError(ErrorCode::kInvalidArgument, fmt::format("the measured pass holds no {}", what));
   Anchor anchor = FindAnchor(rec, mea);
@@ -308,6 +310,44 @@ Result<StepAlignment> AlignSteps(const std::vector<int>& rec, const std::vector<
                                  rec.size(), what, mea.size(), period, best.best_of_step * 100, len,
                                  kMaxMissing * 100, best.best_of_window * 100, kMinOfWindow * 100));
   return std::move(out);
+}
+
+std::vector<StepAlignment> PeriodicTilings(const std::vector<int>& stream, const std::string& what);
+
+int64_t Covered(const StepAlignment& al) {
+  return std::count_if(al.repetition_of.begin(), al.repetition_of.end(), [](int32_t r) { return r >= 0; });
+}
+
+}  // namespace
+
+Result<StepAlignment> AlignSteps(const std::vector<int>& rec, const std::vector<int>& mea, const std::string& what) {
+  if (rec.empty()) return MakeError(ErrorCode::kInvalidArgument, fmt::format("the recording holds no {}", what));
+  auto direct = AlignOnce(rec, mea, what);
+  // Explains most of the measured pass: the recording is one step (or the
+  // measured pass is mostly set-up and summary: nothing better is found).
+  const int64_t half = static_cast<int64_t>(mea.size()) / 2;
+  if (direct.ok() && Covered(*direct) >= half) return direct;
+  // A recording of several iterations (a whole script with --steps 3): its
+  // first may differ from the rest (an optimizer creating its state). Each
+  // period that repeats in the recording offers its last repetition as the
+  // step; the one that explains most of the measured pass wins (a layer
+  // explains less of it than the step that holds the layers).
+  std::optional<StepAlignment> best;
+  int64_t best_covered = direct.ok() ? Covered(*direct) : 0;
+  for (const StepAlignment& own : PeriodicTilings(rec, what)) {
+    const StepAlignment::Repetition last = own.repetitions.back();
+    auto again = AlignOnce(std::vector<int>(rec.begin() + last.begin, rec.begin() + last.end), mea, what);
+    if (!again.ok() || Covered(*again) < half || Covered(*again) < best_covered) continue;
+    best_covered = Covered(*again);
+    again->step_begin += last.begin;
+    again->step_end += last.begin;
+    for (int64_t& r : again->recorded_of)
+      if (r >= 0) r += last.begin;
+    again->recording_steps = static_cast<int64_t>(own.repetitions.size());
+    best = std::move(*again);
+  }
+  if (!best) return direct;
+  return std::move(*best);
 }
 
 std::vector<std::pair<int64_t, int64_t>> CommonSubsequence(const std::vector<int>& a, const std::vector<int>& b) {
@@ -359,61 +399,78 @@ int64_t PeriodicBefore(const std::vector<int>& stream, const StepAlignment& al) 
   return k;
 }
 
-}  // namespace
+// A period tiles the stream from where its periodic stretch starts, not
+// from the token that suggested it.
+Result<StepAlignment> Tiled(const std::vector<int>& stream, int64_t begin, int64_t end, const std::string& what) {
+  auto al = TileSteps(stream, begin, end, what);
+  if (!al.ok()) return al;
+  if (int64_t k = PeriodicBefore(stream, *al); k > 0 && begin - k >= 0) {
+    auto shifted = TileSteps(stream, begin - k, end - k, what);
+    if (shifted.ok() && shifted->repetitions.size() >= al->repetitions.size()) return shifted;
+  }
+  return al;
+}
 
-Result<StepAlignment> FindSteps(const std::vector<int>& stream, int64_t repetitions, const std::string& what) {
+// Every period's tiling that repeats at least twice, shortest step first.
+std::vector<StepAlignment> PeriodicTilings(const std::vector<int>& stream, const std::string& what) {
   const int64_t n = static_cast<int64_t>(stream.size());
   std::unordered_map<int, std::vector<int64_t>> at;
   for (int64_t i = 0; i < n; ++i) at[stream[i]].push_back(i);
-  // A period per recurrence count: the median gap of the count's earliest
-  // token, kept when the token recurs over a quarter of the stream or more.
+  // Candidate periods: each token's median gap, voted for by the tokens of
+  // the same recurrence count that show it, kept when it recurs over a
+  // quarter of the stream or more. The gaps leave out the first where there
+  // are others: a first iteration that does more (an optimizer creating its
+  // state) would make a recording of three iterations periodic in its
+  // length. Not one token per count decides: a set-up call made three times
+  // in a row recurs as often as the step's operators.
   struct Candidate {
     int64_t votes = 0, period = 0, begin = 0;
   };
-  std::map<int64_t, Candidate> by_count;
-  std::map<int64_t, int64_t> first_of_count;  // count -> first position of its earliest token
+  struct Period {
+    int64_t votes = 0, first = 0, begin = 0;
+  };
+  std::map<int64_t, std::map<int64_t, Period>> periods_of;  // count -> period -> its tokens
   for (const auto& [token, pos] : at) {
     const int64_t c = static_cast<int64_t>(pos.size());
     if (c < 2) continue;
-    Candidate& cand = by_count[c];
-    ++cand.votes;
-    if (first_of_count.count(c) && first_of_count[c] <= pos.front()) continue;
-    first_of_count[c] = pos.front();
-    cand.period = MedianGap(pos, 1, 0);
-    cand.begin = pos[pos.size() / 2];  // a middle occurrence: inside the loop
+    const int64_t period = c >= 3 ? MedianGap(std::vector<int64_t>(pos.begin() + 1, pos.end()), 1, 0)
+                                  : MedianGap(pos, 1, 0);
+    Period& p = periods_of[c][period];
+    if (p.votes++ == 0 || pos.front() < p.first) {
+      p.first = pos.front();
+      p.begin = pos[pos.size() / 2];  // a middle occurrence: inside the loop
+    }
   }
   std::vector<Candidate> candidates;
-  for (const auto& [c, cand] : by_count)
-    if (cand.period > 0 && c * cand.period * 4 >= n && cand.begin + cand.period <= n) candidates.push_back(cand);
+  for (const auto& [c, periods] : periods_of)
+    for (const auto& [period, p] : periods)
+      if (period > 0 && c * period * 4 >= n && p.begin + period <= n) candidates.push_back({p.votes, period, p.begin});
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const Candidate& x, const Candidate& y) { return x.votes > y.votes; });
-  // Each period tiles the stream from where its periodic stretch starts,
-  // not from the token that suggested it.
-  auto tiled = [&](int64_t begin, int64_t end) -> Result<StepAlignment> {
-    auto al = TileSteps(stream, begin, end, what);
-    if (!al.ok()) return al;
-    if (int64_t k = PeriodicBefore(stream, *al); k > 0 && begin - k >= 0) {
-      auto shifted = TileSteps(stream, begin - k, end - k, what);
-      if (shifted.ok() && shifted->repetitions.size() >= al->repetitions.size()) return shifted;
-    }
-    return al;
-  };
   std::vector<int64_t> periods;
   std::vector<StepAlignment> tilings;
   for (const auto& cand : candidates) {
     if (periods.size() >= kMaxPeriods) break;
     if (std::find(periods.begin(), periods.end(), cand.period) != periods.end()) continue;
     periods.push_back(cand.period);
-    auto al = tiled(cand.begin, cand.begin + cand.period);
+    auto al = Tiled(stream, cand.begin, cand.begin + cand.period, what);
     if (al.ok() && al->repetitions.size() >= 2) tilings.push_back(std::move(*al));
   }
+  std::sort(tilings.begin(), tilings.end(), [](const StepAlignment& x, const StepAlignment& y) {
+    return x.step_end - x.step_begin < y.step_end - y.step_begin;
+  });
+  return tilings;
+}
+
+}  // namespace
+
+Result<StepAlignment> FindSteps(const std::vector<int>& stream, int64_t repetitions, const std::string& what) {
+  const int64_t n = static_cast<int64_t>(stream.size());
+  std::vector<StepAlignment> tilings = PeriodicTilings(stream, what);
   if (tilings.empty())
     return MakeError(ErrorCode::kInvalidArgument,
                      fmt::format("no step repeats in the {} {}: it holds no stretch that recurs at least twice",
                                  n, what));
-  std::sort(tilings.begin(), tilings.end(), [](const StepAlignment& x, const StepAlignment& y) {
-    return x.step_end - x.step_begin < y.step_end - y.step_begin;
-  });
   auto reps = [&](size_t t) { return static_cast<int64_t>(tilings[t].repetitions.size()); };
   size_t best = 0;
   for (size_t i = 1; i < tilings.size(); ++i) {
@@ -429,7 +486,7 @@ Result<StepAlignment> FindSteps(const std::vector<int>& stream, int64_t repetiti
   if (const auto reps = static_cast<int64_t>(chosen.repetitions.size()); repetitions > 0 && reps >= 2 * repetitions) {
     const int64_t times = (reps + repetitions / 2) / repetitions, len = chosen.step_end - chosen.step_begin;
     const int64_t begin = chosen.repetitions.front().begin;
-    auto longer = tiled(begin, std::min(n, begin + times * len));
+    auto longer = Tiled(stream, begin, std::min(n, begin + times * len), what);
     if (longer.ok() && std::llabs(static_cast<int64_t>(longer->repetitions.size()) - repetitions) < reps - repetitions)
       chosen = std::move(*longer);
   }

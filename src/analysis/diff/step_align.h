@@ -31,10 +31,15 @@ struct StepAlignment {
   // the repetition it lies in (-1: outside every repetition).
   std::vector<int64_t> recorded_of;
   std::vector<int32_t> repetition_of;
+  // Repetitions of its own step the recording holds, where the step is the
+  // last of them (a recording of several iterations); 1 otherwise.
+  int64_t recording_steps = 1;
 };
 
 // `recorded` and `measured` are token ids (equal ids: the same operator or
-// kernel). Fails, naming what it found, when the measured sequence holds no
+// kernel). Where the recording holds several iterations of its own and the
+// first differs (an optimizer creating its state), its last iteration is the
+// step, if that explains more of the measured pass. Fails, naming what it found, when the measured sequence holds no
 // repetition of any step of the recorded one. `what` names the items in
 // messages ("operators", "kernels and copies").
 Result<StepAlignment> AlignSteps(const std::vector<int>& recorded, const std::vector<int>& measured,
