@@ -30,6 +30,11 @@ class _Usage(argparse.ArgumentParser):
         sys.exit(2)
 
 
+# Options of record's that take a value: the word after one is no script.
+_VALUED = {"-o", "--output", "--pass", "--warmup", "--steps", "--step-line", "--traced-steps", "--idle-hold",
+           "--energy", "-m"}
+
+
 def _parser() -> argparse.ArgumentParser:
     p = _Usage(prog="python -m magneton", description="Magneton: record PyTorch workloads.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Usage)
@@ -83,6 +88,12 @@ def _compile_target(args) -> tuple:
     return compile(source, script, "exec", dont_inherit=True), os.path.abspath(script), list(args.target)
 
 
+def _print_users_traceback(e: BaseException) -> None:
+    """The traceback as `python script.py` prints it: from the script's frames, without _run_code's."""
+    tb = e.__traceback__.tb_next if e.__traceback__ is not None else None
+    traceback.print_exception(type(e), e, tb)
+
+
 def _run_code(code: types.CodeType, file: str, argv: list, module: bool) -> int:
     """Runs `code` as __main__, as the interpreter would; returns its exit status."""
     main = types.ModuleType("__main__")
@@ -103,11 +114,11 @@ def _run_code(code: types.CodeType, file: str, argv: list, module: bool) -> int:
             return code_
         sys.stderr.write(f"{code_}\n")  # sys.exit("message") prints it and exits 1
         return 1
-    except KeyboardInterrupt:
-        traceback.print_exc()
+    except KeyboardInterrupt as e:
+        _print_users_traceback(e)
         return 130
-    except BaseException:  # noqa: BLE001 - reported as the interpreter would
-        traceback.print_exc()
+    except BaseException as e:  # noqa: BLE001 - reported as the interpreter would
+        _print_users_traceback(e)
         return 1
     finally:
         sys.argv = saved_argv
@@ -137,8 +148,24 @@ def _recording(args, command: str) -> record:
     return record(args.output, fingerprints=True, fingerprint_steps=1, schedule=paused, **common)
 
 
+def _split_module_args(argv: list) -> tuple:
+    """(record's own arguments, the module's): everything after `-m MODULE` is the module's, as with
+    python -m (argparse would take `--iters 10` there for an unknown option of record's)."""
+    if "record" not in argv:
+        return argv, None
+    for i in range(argv.index("record") + 1, len(argv) - 1):
+        if argv[i] == "-m":
+            return argv[:i + 2], argv[i + 2:]
+        if not argv[i].startswith("-") and argv[i - 1] not in _VALUED:
+            break  # the script: what follows is its own
+    return argv, None
+
+
 def main(argv=None) -> int:
+    argv, module_args = _split_module_args(list(sys.argv[1:] if argv is None else argv))
     args = _parser().parse_args(argv)
+    if module_args is not None:
+        args.target = module_args
     if args.target and args.target[0] == "--":
         args.target = args.target[1:]
     if args.fingerprints:

@@ -160,7 +160,9 @@ Check CheckPython(const std::string& python, const std::string& part, const std:
   }
   *out = j;
   if (j.contains("error")) {
-    c.detail = j["error"].get<std::string>();
+    // Not installed for this interpreter: most often another one has it (a venv).
+    c.detail = fmt::format("{} (checked with {}; set MAGNETON_PYTHON to the interpreter that has it)",
+                           j["error"].get<std::string>(), python);
     return c;
   }
   c.usable = true;

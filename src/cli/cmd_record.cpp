@@ -77,7 +77,9 @@ std::string LibraryProblem(const std::string& lib) {
 std::string NoRunReason(const std::string& library_problem) {
   if (!library_problem.empty()) return library_problem;
   void* cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
-  if (!cuda) return "this machine has no NVIDIA driver (libcuda.so.1 not found), so no GPU";
+  if (!cuda)
+    return "this machine has no NVIDIA driver (libcuda.so.1 not found), so no GPU; a PyTorch program on the CPU "
+           "records with python -m magneton record -o FILE script.py (docs/recording.md)";
   dlclose(cuda);
   return "the program did not initialize CUDA";
 }

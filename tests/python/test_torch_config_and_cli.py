@@ -85,6 +85,10 @@ def test_cli_passes_argv_and_exit_code(tmp_path):
     assert str(script) in run["info"]["command"]
     p = _cli("record", "--pass", "measured", "-f", "-o", str(out), str(script), "0", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
+    # A module's arguments follow it, options included, as with python -m.
+    p = _cli("record", "--pass", "measured", "-f", "-o", str(out), "-m", "work", "4", "--flag", cwd=tmp_path)
+    assert p.returncode == 4, p.stderr
+    assert p.stdout.strip() == "argv=['4', '--flag'] name=__main__"
 
 
 def test_cli_script_exception_exits_1_and_keeps_run(tmp_path):
@@ -93,6 +97,8 @@ def test_cli_script_exception_exits_1_and_keeps_run(tmp_path):
     p = _cli("record", "--pass", "measured", "-o", str(tmp_path / "b.mgt"), str(script), cwd=tmp_path)
     assert p.returncode == 1
     assert "RuntimeError: boom" in p.stderr
+    # The traceback starts at the script, as python prints it: no frame of magneton's.
+    assert "magneton/__main__.py" not in p.stderr and f'File "{script}", line 3' in p.stderr, p.stderr
     assert "aten::add" in {op["name"] for op in magneton.load_run(tmp_path / "b.mgt")["ops"]}
 
 

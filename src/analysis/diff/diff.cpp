@@ -610,10 +610,13 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
   report.unmatched_ops_a = static_cast<int64_t>(match.unmatched_a.size());
   report.unmatched_ops_b = static_cast<int64_t>(match.unmatched_b.size());
   if (match.regions.empty())
-    report.notes.push_back(match.by_range_name
-                               ? "no regions matched: no NVTX range path that both runs have holds device work"
-                               : "no regions matched: record both runs with fingerprints (magneton.record(..., "
-                                 "fingerprints=True)) on the same inputs");
+    report.notes.push_back(
+        match.by_range_name ? "no regions matched: no NVTX range path that both runs have holds device work"
+        : Fingerprinted(a) && Fingerprinted(b)
+            ? "no regions matched: the two runs compute no value in common (other programs, other inputs or "
+              "weights: both sides must run the same workload, from the same seed)"
+            : "no regions matched: record both runs with fingerprints (magneton.record(..., "
+              "fingerprints=True)) on the same inputs");
 
   // Eager against compiled: one run-level finding, into which the region
   // groups compiled on one side only are folded (dispatch.h).
