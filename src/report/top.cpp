@@ -101,6 +101,7 @@ TopTable BuildTop(const Run& run, const energy::Attribution& a, TopBy by) {
   t.run_ns = run.info.end_ns > run.info.start_ns ? run.info.end_ns - run.info.start_ns : 0;
   for (const Kernel& k : run.kernels) t.run_gpu_ns += k.end_ns - k.start_ns;
   t.run_joules = a.measured ? 0 : kNaN;
+  if (auto it = run.info.extra.find("fingerprints"); it != run.info.extra.end()) t.fingerprinted = it->second == "true";
   if (a.measured)
     for (const auto& d : a.devices) {
       bool gpu = d.device >= 0 && d.device < static_cast<int32_t>(run.devices.size())
@@ -165,23 +166,33 @@ TopTable BuildTop(const Run& run, const energy::Attribution& a, TopBy by) {
 std::string RenderTop(const TopTable& t, const std::string& title, size_t limit) {
   std::string out;
   const bool scopes = t.by != TopBy::kKernel;
+  const bool wall = t.by_wall();
   out += fmt::format("\n {} by {} - {}\n", t.by == TopBy::kKernel ? "Kernels" : t.by == TopBy::kRange ? "NVTX ranges" : "Operators",
-                     t.energy_available ? "energy" : "GPU time", title);
-  out += fmt::format(" run {}, kernel time {}, GPU energy {}; {}\n\n", FormatSeconds(t.run_ns * 1e-9),
-                     FormatSeconds(t.run_gpu_ns * 1e-9), t.energy_available ? FormatJoules(t.run_joules) : "-",
-                     t.energy_available ? t.energy_note : "energy unavailable: " + t.energy_note);
+                     t.energy_available ? "energy" : wall ? "wall time" : "GPU time", title);
+  if (wall)
+    out += fmt::format(" run {}, no kernels: wall time, nested {} included{}\n\n", FormatSeconds(t.run_ns * 1e-9),
+                       t.by == TopBy::kRange ? "ranges" : "operators",
+                       t.fingerprinted ? "; a recording pass: its times include the fingerprinting (a measured pass "
+                                         "has the program's own)"
+                                       : "");
+  else
+    out += fmt::format(" run {}, kernel time {}, GPU energy {}; {}\n\n", FormatSeconds(t.run_ns * 1e-9),
+                       FormatSeconds(t.run_gpu_ns * 1e-9), t.energy_available ? FormatJoules(t.run_joules) : "-",
+                       t.energy_available ? t.energy_note : "energy unavailable: " + t.energy_note);
   if (t.rows.empty()) {
     out += fmt::format("  no {}s in this run\n", TopByName(t.by));
     return out;
   }
-  out += fmt::format("  {:>10} {:>7}  {:>10} {:>7}  {:>8}  {:>10}  {:>8}  {}\n", "Energy", "%", "GPU time", "%",
-                     "Calls", scopes ? "Wall avg" : "Avg", "Avg W", "Name");
+  out += fmt::format("  {:>10} {:>7}  {:>10} {:>7}  {:>8}  {:>10}  {:>8}  {}\n", "Energy", "%", wall ? "Wall" : "GPU time",
+                     "%", "Calls", scopes ? "Wall avg" : "Avg", "Avg W", "Name");
   size_t n = limit ? std::min(limit, t.rows.size()) : t.rows.size();
   for (size_t i = 0; i < n; ++i) {
     const TopRow& r = t.rows[i];
     double avg = static_cast<double>(scopes ? r.wall_ns : r.gpu_ns) * 1e-9 / static_cast<double>(std::max<int64_t>(r.calls, 1));
+    const double time_ns = static_cast<double>(wall ? r.wall_ns : r.gpu_ns);
+    const double time_pct = wall ? (t.run_ns > 0 ? 100.0 * time_ns / static_cast<double>(t.run_ns) : kNaN) : r.gpu_pct;
     out += fmt::format("  {:>10} {:>7}  {:>10} {:>7}  {:>8}  {:>10}  {:>8}  {}\n", FormatJoules(r.joules),
-                       Pct(r.energy_pct), FormatSeconds(r.gpu_ns * 1e-9), Pct(r.gpu_pct), r.calls,
+                       Pct(r.energy_pct), FormatSeconds(time_ns * 1e-9), Pct(time_pct), r.calls,
                        FormatSeconds(avg), std::isnan(r.avg_w) ? "-" : fmt::format("{:.1f}", r.avg_w),
                        Shorten(r.name, 100));
   }

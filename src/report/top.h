@@ -36,6 +36,9 @@ struct TopTable {
   double run_joules = 0;        // GPU energy over the run (NaN without energy)
   int64_t run_gpu_ns = 0;       // all kernel time
   int64_t run_ns = 0;           // the run's duration
+  bool fingerprinted = false;   // a recording pass: its operators' wall times include the fingerprinting
+  // No kernels (a run on the CPU): operators and ranges by their wall time.
+  bool by_wall() const { return run_gpu_ns == 0 && by != TopBy::kKernel; }
 };
 
 TopTable BuildTop(const Run& run, const energy::Attribution& attribution, TopBy by);

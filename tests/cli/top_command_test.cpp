@@ -105,5 +105,19 @@ TEST(TopCommand, LimitsRowsAndRejectsBadInput) {
   EXPECT_NE(missing.err.find("none.mgt"), std::string::npos);
 }
 
+TEST(TopCommand, OperatorsOfARunWithoutKernelsAreByWallTimeAndARecordingPassSaysSo) {
+  // Committed CPU recordings (tests/data/diff/): a recording pass and its measured pass.
+  const std::string data = std::string(MAGNETON_TEST_DATA) + "/diff/";
+  auto recording = RunMagneton({"top", data + "gelu_new.mgt", "--by", "op"});
+  ASSERT_EQ(recording.exit_code, 0) << recording.err;
+  EXPECT_NE(recording.out.find("Operators by wall time"), std::string::npos) << recording.out;
+  EXPECT_NE(recording.out.find("include the fingerprinting"), std::string::npos) << recording.out;
+  auto measured = RunMagneton({"top", data + "gelu_new-measured.mgt", "--by", "op"});
+  ASSERT_EQ(measured.exit_code, 0) << measured.err;
+  EXPECT_NE(measured.out.find("Operators by wall time"), std::string::npos) << measured.out;
+  EXPECT_EQ(measured.out.find("fingerprinting"), std::string::npos) << measured.out;
+  EXPECT_EQ(measured.out.find("GPU time"), std::string::npos) << measured.out;
+}
+
 }  // namespace
 }  // namespace magneton::testing
