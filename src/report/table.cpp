@@ -99,7 +99,8 @@ void RenderEvidence(std::string& out, const Evidence& e, const Style& st) {
     out += fmt::format("        b only: {}\n", Counts(e.only_b, 4, width));
   }
   const auto& d = e.divergence;
-  if (d.depth >= 0 && (!d.frame_a.empty() || !d.frame_b.empty())) {
+  // Parting at the outermost frame says nothing: two scripts of other names always do.
+  if (d.depth > 0 && (!d.frame_a.empty() || !d.frame_b.empty())) {
     out += fmt::format("        call paths part after {} frame{}{}: a {} | b {}\n", d.depth,
                        d.depth == 1 ? "" : "s",
                        d.common.empty() ? "" : " (" + analysis::Describe(d.common) + ")",
