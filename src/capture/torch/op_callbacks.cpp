@@ -464,7 +464,7 @@ void RecorderState::ForgetDeadStorages() {
       ++it;
     }
   }
-  sweep_at = std::max<size_t>(4096, 2 * storage_ids.size());
+  sweep_at = 2 * storage_ids.size() + kSweepFloor;  // amortized O(1) per new storage
 }
 
 // A forked child (DataLoader workers) inherits the callbacks; its ops would go

@@ -114,14 +114,19 @@ class RecorderState {
   // keeps the StorageImpl object (not its memory) allocated, so its address
   // is not reused while we know it: a fresh allocation at a reused data
   // address is a new storage, not a stale value of the old one. Storages
-  // found dead are forgotten (here and in the dataflow) now and then.
+  // found dead are forgotten (here and in the dataflow) whenever the map has
+  // doubled since the last sweep, from a small floor: each dead StorageImpl
+  // held among the program's freed blocks keeps the allocator from reusing
+  // them (a measured pass of an attention model grew its heap by every
+  // step's activations, 128 MB a step, until the machine paged).
   struct StorageEntry {
     int64_t id;
     c10::weak_intrusive_ptr<c10::StorageImpl> ref;
   };
   std::unordered_map<const c10::StorageImpl*, StorageEntry> storage_ids;
   int64_t next_storage = 0;
-  size_t sweep_at = 4096;
+  static constexpr size_t kSweepFloor = 64;
+  size_t sweep_at = kSweepFloor;
   std::map<std::string, std::string> info_extra;
   std::vector<Stat> stats;
   RecordSummary summary;
