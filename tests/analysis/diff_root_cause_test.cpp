@@ -292,6 +292,20 @@ TEST(DiffCallSite, DivergenceOfIdenticalAndUnrecordedPaths) {
   EXPECT_EQ(FirstDivergence(b.run, kNone, b.run, s).depth, -1);
 }
 
+TEST(DiffCallSite, TheLaunchersFramesAreNoCommonPath) {
+  // Two scripts run by `python -m magneton record`: runpy's and the runner's
+  // frames are above both; the paths part at the scripts themselves.
+  fixture::RunBuilder b("x");
+  int64_t runpy = b.Frame("python", "_run_module_as_main", "<frozen runpy>", 198);
+  int64_t runner = b.Frame("python", "_run_code", "/v/python/magneton/__main__.py", 108);
+  int64_t a = b.Frame("python", "<module>", "/u/attn_naive.py", 64), bb = b.Frame("python", "<module>", "/u/sdpa.py", 59);
+  int64_t fa = b.Frame("python", "attn", "/u/attn_naive.py", 18), fb = b.Frame("python", "attn", "/u/sdpa.py", 17);
+  Divergence d = FirstDivergence(b.run, b.Stack({fa, a, runner, runpy}), b.run, b.Stack({fb, bb, runner, runpy}));
+  EXPECT_EQ(d.depth, 0);
+  EXPECT_EQ(d.frame_a.file, "/u/attn_naive.py");
+  EXPECT_EQ(d.frame_b.file, "/u/sdpa.py");
+}
+
 TEST(DiffComputeOps, WrappersAndViewsAreLookedThrough) {
   Pair p = fixture::Tf32Pair(1, 1.0, 1.0);
   CostModel cost(p.a.b.run, p.a.Energy());

@@ -22,6 +22,19 @@ bool IsRuntimeModule(const std::string& module) {
   return false;
 }
 
+// The outer frames of `python -m magneton record script.py` (runpy, Magneton's
+// runner) are every program's under that route: the program's own start below them.
+bool IsLauncherFrame(const Frame& f) {
+  return f.kind == "python" && (f.file.ends_with("/magneton/__main__.py") || f.file.ends_with("/runpy.py") ||
+                                f.file == "<frozen runpy>");
+}
+
+std::vector<const Frame*> WithoutLauncher(std::vector<const Frame*> frames) {
+  auto first = std::find_if(frames.begin(), frames.end(), [](const Frame* f) { return !IsLauncherFrame(*f); });
+  frames.erase(frames.begin(), first);
+  return frames;
+}
+
 bool SameFrame(const Frame& x, const Frame& y) {
   if (x.kind != y.kind) return false;
   if (x.kind == "python") return x.file == y.file && x.function == y.function && x.line == y.line;
@@ -66,7 +79,7 @@ CallSite UserCallSite(const Run& run, int64_t stack) {
 
 Divergence FirstDivergence(const Run& a, int64_t stack_a, const Run& b, int64_t stack_b) {
   Divergence d;
-  auto fa = OutermostFirst(a, stack_a), fb = OutermostFirst(b, stack_b);
+  auto fa = WithoutLauncher(OutermostFirst(a, stack_a)), fb = WithoutLauncher(OutermostFirst(b, stack_b));
   if (fa.empty() || fb.empty()) return d;  // depth -1: not recorded
   size_t n = std::min(fa.size(), fb.size()), i = 0;
   while (i < n && SameFrame(*fa[i], *fb[i])) ++i;
