@@ -20,10 +20,11 @@
 # start past it are reported as not run, and every command's timeout is cut to what
 # is left. Estimate on the H200 with .gpubin carried (no build): engine.cu ~15 s;
 # ground truth ~15-20 s per case (start-up, 2 x 0.3 s warm-up, 2 x trials x seconds
-# of windows) = ~4 min for the 13 cases that run; recording ~10-15 s per side plus
-# the diff = ~5 min. So the full suite needs ~9-10 minutes: expect run_all to report
-# the last cases as not run; split with --cases over two calls for all of them
-# (--groundtruth-only: ~4.5 min).
+# of windows) = ~6 min for the 21 cases that run; recording ~10-15 s per run, three
+# runs a case (both sides and the A/A run) plus two diffs = ~45-60 s a case, ~20 min
+# for the suite. So one call holds the ground truth of all cases (--groundtruth-only)
+# or the recordings of ~8 cases: split with --cases (or cases_update.sh) over
+# several calls; run_all reports the cases past the budget as not run.
 #   usage on the device: carry [".gpudeps", ".gpubin"]; OUT=$OUT scripts/gpu/cases.sh
 # GPU_DRY=1: the same steps on a CPU machine (--device cpu --small, 0.2 s windows,
 # 1 trial, run files under /tmp/cases-dry instead of cases/*/runs; engine.cu is
