@@ -14,7 +14,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = os.environ.get("MAGNETON_PYTHON", sys.executable)
 
-SCRIPT = textwrap.dedent("""
+# Both scripts' start: their options, and a GELU written out (--gelu tanh) or fused.
+PRELUDE = textwrap.dedent("""
     import argparse, torch
     p = argparse.ArgumentParser()
     p.add_argument("--iters", type=int, default=12)
@@ -22,13 +23,16 @@ SCRIPT = textwrap.dedent("""
     a = p.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(1)
-    data = [torch.randn(16, 64) for _ in range(4)]     # a set-up loop: one operator per iteration
-    w1, w2 = torch.randn(64, 256), torch.randn(256, 64)
 
     def gelu(x):
         if a.gelu == "fused":
             return torch.nn.functional.gelu(x, approximate="tanh")
         return 0.5 * x * (1.0 + torch.tanh(0.7978845608 * (x + 0.044715 * torch.pow(x, 3.0))))
+""")
+
+SCRIPT = PRELUDE + textwrap.dedent("""
+    data = [torch.randn(16, 64) for _ in range(4)]     # a set-up loop: one operator per iteration
+    w1, w2 = torch.randn(64, 256), torch.randn(256, 64)
 
     total = 0.0
     with torch.no_grad():
@@ -126,22 +130,10 @@ def test_two_pass_route_finds_the_step_between_set_up_and_summary(tmp_path):
     _check_gelu_waste(doc)
 
 
-TRAIN_SCRIPT = textwrap.dedent("""
-    import argparse, torch
-    p = argparse.ArgumentParser()
-    p.add_argument("--iters", type=int, default=12)
-    p.add_argument("--gelu", default="fused")
-    a = p.parse_args()
-    torch.manual_seed(0)
-    torch.set_num_threads(1)
+TRAIN_SCRIPT = PRELUDE + textwrap.dedent("""
     model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.Linear(256, 64))
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)   # creates its state in the first step
     x, y = torch.randn(32, 64), torch.randn(32, 64)
-
-    def gelu(h):
-        if a.gelu == "fused":
-            return torch.nn.functional.gelu(h, approximate="tanh")
-        return 0.5 * h * (1.0 + torch.tanh(0.7978845608 * (h + 0.044715 * torch.pow(h, 3.0))))
 
     for i in range(a.iters):
         loss = torch.nn.functional.mse_loss(model[1](gelu(model[0](x))), y)
