@@ -39,9 +39,10 @@ struct StepAlignment {
 // `recorded` and `measured` are token ids (equal ids: the same operator or
 // kernel). Where the recording holds several iterations of its own and the
 // first differs (an optimizer creating its state), its last iteration is the
-// step, if that explains more of the measured pass. Fails, naming what it found, when the measured sequence holds no
-// repetition of any step of the recorded one. `what` names the items in
-// messages ("operators", "kernels and copies").
+// step, if that explains more of the measured pass. Fails, naming what it
+// found, when the measured sequence holds no repetition of any step of the
+// recorded one. `what` names the items in messages ("operators", "kernels
+// and copies").
 Result<StepAlignment> AlignSteps(const std::vector<int>& recorded, const std::vector<int>& measured,
                                  const std::string& what);
 
