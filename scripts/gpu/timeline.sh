@@ -10,13 +10,14 @@
 # cases/groundtruth-h200.json), logs.tgz, runs.tar.xz (or its parts: cat them | tar -xJ),
 # dispatch-runs.tar.xz.
 #   usage on the device: carry [".gpudeps", ".gpubin"]; OUT=$OUT scripts/gpu/timeline.sh
-#   CASES_BUDGET (default 340 s), DISPATCH_BUDGET (default 170 s)
+#   CASES_BUDGET (default 340 s), DISPATCH_BUDGET (default 170 s); TIMELINE_CASES: the cases, in
+#   the order they are recorded (those past the budget are reported as not run)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/timeline-out}
 mkdir -p "$OUT/cases" "$OUT/dispatch"
 RUNS_CAP_MIB=60 BUDGET=${CASES_BUDGET:-340} OUT=$OUT/cases scripts/gpu/cases.sh \
-  --cases pageable-copy,sync-per-layer,item-per-step,cuda-graph-step --seconds 1.0 --trials 2 \
+  --cases "${TIMELINE_CASES:-pageable-copy,cuda-graph-step,item-per-step,sync-per-layer}" --seconds 1.0 --trials 2 \
   > "$OUT/cases/cases.txt" 2>&1
 BUDGET=${DISPATCH_BUDGET:-170} STEPS=2 OUT=$OUT/dispatch scripts/gpu/dispatch.sh > "$OUT/dispatch/dispatch.txt" 2>&1
 {
