@@ -182,6 +182,9 @@ inline constexpr const char* kTracedUntilKey = "kernels_traced_until_ns";
 // program's work: counter intervals of known idle for the activity model
 // (docs/energy.md). The run's window ends at FROM.
 inline constexpr const char* kIdleHeldKey = "idle_held_ns";
+// RunInfo extra: "true" for a recording pass (every value fingerprinted: its
+// operators' times include the fingerprinting), "false" for a measured pass.
+inline constexpr const char* kFingerprintsKey = "fingerprints";
 
 struct Frame {
   int64_t id = 0;
@@ -268,5 +271,11 @@ struct Run {
     return nullptr;
   }
 };
+
+// A recording pass: its values were fingerprinted (kFingerprintsKey).
+inline bool Fingerprinted(const Run& run) {
+  auto it = run.info.extra.find(kFingerprintsKey);
+  return it != run.info.extra.end() && it->second == "true";
+}
 
 }  // namespace magneton

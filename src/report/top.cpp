@@ -101,7 +101,7 @@ TopTable BuildTop(const Run& run, const energy::Attribution& a, TopBy by) {
   t.run_ns = run.info.end_ns > run.info.start_ns ? run.info.end_ns - run.info.start_ns : 0;
   for (const Kernel& k : run.kernels) t.run_gpu_ns += k.end_ns - k.start_ns;
   t.run_joules = a.measured ? 0 : kNaN;
-  if (auto it = run.info.extra.find("fingerprints"); it != run.info.extra.end()) t.fingerprinted = it->second == "true";
+  t.fingerprinted = Fingerprinted(run);
   if (a.measured)
     for (const auto& d : a.devices) {
       bool gpu = d.device >= 0 && d.device < static_cast<int32_t>(run.devices.size())

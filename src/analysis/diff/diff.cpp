@@ -143,11 +143,6 @@ std::string OpsPhrase(std::vector<std::string> names) {
   return parts.empty() ? "(no ops)" : fmt::format("{}", fmt::join(parts, " + "));
 }
 
-bool Fingerprinted(const Run& run) {
-  auto it = run.info.extra.find("fingerprints");
-  return it != run.info.extra.end() && it->second == "true";
-}
-
 // A recording pass's times include its fingerprinting (seconds where the
 // program takes milliseconds): set against a measured pass, the gap reads as
 // a machine hundreds of times slower, or as waste on the wrong side.

@@ -42,8 +42,8 @@ std::optional<SplitPasses> SplitAtMeasuredPass(const Run& run) {
   SplitPasses s{Pass(run, INT64_MIN, at), Pass(run, at, stop)};
   s.recorded.info.start_ns = run.info.start_ns;
   s.recorded.replays = run.replays;
-  s.recorded.info.extra["fingerprints"] = "true";
-  s.measured.info.extra["fingerprints"] = "false";
+  s.recorded.info.extra[kFingerprintsKey] = "true";
+  s.measured.info.extra[kFingerprintsKey] = "false";
   s.measured.info.extra["pass"] = "measured";
   s.recorded.info.extra["pass"] = "recording";
   s.recorded.info.extra.erase("measured_from_ns");

@@ -337,8 +337,10 @@ Result<StepAlignment> AlignSteps(const std::vector<int>& rec, const std::vector<
   for (const StepAlignment& own : PeriodicTilings(rec, what)) {
     const StepAlignment::Repetition last = own.repetitions.back();
     auto again = AlignOnce(std::vector<int>(rec.begin() + last.begin, rec.begin() + last.end), mea, what);
-    if (!again.ok() || Covered(*again) < half || Covered(*again) < best_covered) continue;
-    best_covered = Covered(*again);
+    if (!again.ok()) continue;
+    const int64_t covered = Covered(*again);
+    if (covered < half || covered < best_covered) continue;
+    best_covered = covered;
     again->step_begin += last.begin;
     again->step_end += last.begin;
     for (int64_t& r : again->recorded_of)
