@@ -410,6 +410,14 @@ std::optional<Evidence> WaitDelta(const RegionSide& a, const RegionSide& b, char
   const bool synced = !kernels_only && Total(costly == 'a' ? sa : sb) - Total(costly == 'a' ? sb : sa) >= 0.5;
   // A host slower throughout (machine load, clocks) waits longer everywhere: no cause here.
   if (!synced && !kernels_only && (costly == 'a' ? a : b).cost->host_slower_throughout()) return std::nullopt;
+  // Nor is a late launch without a synchronization of its own when it is the
+  // host's jitter: it must hold over the repetitions and be a visible part of
+  // the step (an A/A pair of a ResNet step: 0.1-1% of the step here and there,
+  // one process's host a little slower where the device catches up with it).
+  if (!synced && !kernels_only &&
+      (!Separated(hi.waits, lo.waits) ||
+       more_wait < kMinHostCodeShare * (costly == 'a' ? a : b).cost->timeline().seconds()))
+    return std::nullopt;
   if (synced)
     e.summary += fmt::format("; synchronizing calls before them, per iteration: a {}, b {}", SyncPhrase(sa), SyncPhrase(sb));
   // Runs of kernels alone: the cause is told once their synchronizing calls are
