@@ -381,12 +381,20 @@ def record_iteration(module, state, path: str, energy: str, replay: bool, measur
                 sync(module, out)
         if measured:
             def once(steps: int) -> None:
-                # No per-operator work (ops and their stacks are the recording pass's).
-                with magneton.record(measured, energy=energy, stacks=False, overwrite=True):
+                # No per-operator work (ops and their stacks are the recording pass's). As
+                # docs/diff.md asks, rec.step() after each step: kernels are traced for the
+                # first `steps` (the regions' time and energy), and on a GPU the same count
+                # runs untraced after them (the step as the program runs, without the tracer's
+                # delay; on a CPU operators are the measurement and nothing is untraced).
+                import torch
+                untraced = steps if torch.cuda.is_available() and torch.cuda.is_initialized() else 0
+                with magneton.record(measured, energy=energy, stacks=False, overwrite=True,
+                                     traced_steps=steps) as rec:
                     last = None
-                    for _ in range(steps):
+                    for _ in range(steps + untraced):
                         with nvtx_range("magneton.case/measured"):
                             last = module.step(state)
+                        rec.step()
                     sync(module, last)
 
             step_s = _timed(lambda: sync(module, module.step(state)))  # a warm step sets the count

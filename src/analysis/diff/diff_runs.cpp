@@ -7,7 +7,9 @@
 #include <optional>
 
 #include "analysis/diff/kernel_regions.h"
+#include "analysis/diff/launch_calls.h"
 #include "analysis/diff/range_regions.h"
+#include "analysis/diff/step_waits.h"
 #include "energy/paired_attribution.h"
 
 namespace magneton::analysis {
@@ -36,7 +38,9 @@ Result<DiffReport> DiffAttributed(const Run& a, const Run& b, const Run* measure
   Attributed e = AttributeSides(a, b, measured_a, measured_b);
   auto report = Diff(DiffInput{&a, &e.run_a, measured_a, &e.measured_a},
                      DiffInput{&b, &e.run_b, measured_b, &e.measured_b}, match, options);
-  if (report.ok()) report->notes.insert(report->notes.end(), e.notes.begin(), e.notes.end());
+  if (!report.ok()) return report;
+  report->notes.insert(report->notes.end(), e.notes.begin(), e.notes.end());
+  FoldStepWaits(*report);
   return report;
 }
 
@@ -54,6 +58,12 @@ Result<DiffReport> DiffKernels(const Run& a, const Run& b, const Run* measured_a
   if (!report.ok()) return report;
   report->options.iterations = options.iterations;
   ExplainKernelFindings(k, options.rules, *report);
+  // The recording passes, where given apart, show how each host launched its kernels.
+  if (measured_a && measured_b)
+    if (auto launches = LaunchCallEvidence(a, b))
+      for (auto& f : report->findings)
+        if (f.verdict == Verdict::kWaste && f.evidence_class() == EvidenceClass::kTimeline) f.evidence.push_back(*launches);
+  FoldStepWaits(*report);
   if (!why.empty()) k.notes.insert(k.notes.begin(), why);
   for (auto [side, measured] : {std::pair{'a', measured_a}, std::pair{'b', measured_b}})
     if (measured) k.notes.push_back(fmt::format("run {}: its kernels come from its measured pass", side));
@@ -89,7 +99,18 @@ Result<DiffReport> DiffRuns(const Run& a, const Run& b, const Run* measured_a, c
   if (MatchesByKernels(a, b)) return DiffKernels(a, b, measured_a, measured_b, options, "");
   MatchOptions match_options;
   match_options.tolerance = options.match_tolerance;
-  return DiffAttributed(a, b, measured_a, measured_b, MatchRuns(a, b, match_options), options);
+  MatchResult match = MatchRuns(a, b, match_options);
+  // No value in common, but kernels on both sides: a side that replays a CUDA
+  // graph records no operators for the graph's kernels (they were captured
+  // before the recording), so its values cannot meet the other's; its kernels
+  // still can.
+  auto kernels = [](const Run& run, const Run* measured) { return !(measured ? *measured : run).kernels.empty(); };
+  if (match.regions.empty() && kernels(a, measured_a) && kernels(b, measured_b))
+    return DiffKernels(a, b, measured_a, measured_b, options,
+                       "no operator computes a value the other side computes (a side that replays a CUDA graph "
+                       "records no operators for its kernels; or the two sides run other inputs or weights): "
+                       "compared kernel by kernel");
+  return DiffAttributed(a, b, measured_a, measured_b, match, options);
 }
 
 }  // namespace magneton::analysis
