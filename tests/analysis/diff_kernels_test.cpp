@@ -8,6 +8,7 @@
 
 #include "analysis/diff/diff.h"
 #include "analysis/diff/kernel_regions.h"
+#include "analysis/diff/launch_calls.h"
 #include "analysis/diff/rules.h"
 #include "kernel_program.h"
 #include "recorded_runs.h"
@@ -412,6 +413,54 @@ TEST(DiffKernels, Gpt2KernelStreamAgainstAModelOfItWithTf32) {
     ++gemms;
   }
   EXPECT_GE(gemms, 4) << Dump(*r);
+}
+
+}  // namespace
+}  // namespace magneton::analysis
+
+namespace magneton::analysis {
+namespace {
+
+// A recording pass's kernels with the launch call each correlates with; the
+// recorder's own kernels (fingerprints) launched one by one either way.
+magneton::Run Launched(const std::vector<std::pair<std::string, int>>& calls) {
+  magneton::Run run;
+  int64_t corr = 1;
+  auto kernel = [&](int64_t op) {
+    magneton::Kernel k;
+    k.id = static_cast<int64_t>(run.kernels.size());
+    k.name = "gemm";
+    k.op = op;
+    k.correlation = corr;
+    run.kernels.push_back(k);
+  };
+  for (const auto& [name, kernels] : calls) {
+    run.api_calls.push_back({static_cast<int64_t>(run.api_calls.size()), name, "runtime", 1, 0, 1, corr, kNone});
+    for (int i = 0; i < kernels; ++i) kernel(kNone);
+    ++corr;
+  }
+  for (int i = 0; i < 3; ++i, ++corr) {
+    run.api_calls.push_back({static_cast<int64_t>(run.api_calls.size()), "cudaLaunchKernel_v7000", "runtime", 1, 0, 1,
+                             corr, kNone});
+    kernel(kRecorderWork);
+  }
+  return run;
+}
+
+TEST(LaunchCalls, AGraphReplayedOnOneSideIsNamedWithTheCallsOfEach) {
+  magneton::Run eager = Launched({{"cudaLaunchKernel_v7000", 1}, {"cudaLaunchKernel_v7000", 1}, {"cuLaunchKernel", 1}});
+  magneton::Run graph = Launched({{"cudaGraphLaunch_v10000", 3}});
+  EXPECT_EQ(LaunchCalls(eager), (std::map<std::string, int64_t>{{"cuLaunchKernel", 1}, {"cudaLaunchKernel", 2}}));
+  EXPECT_EQ(LaunchCalls(graph), (std::map<std::string, int64_t>{{"cudaGraphLaunch", 1}}));
+  auto e = LaunchCallEvidence(eager, graph);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, EvidenceClass::kTimeline);
+  EXPECT_NE(e->summary.find("cuLaunchKernel x1 + cudaLaunchKernel x2 on a and cudaGraphLaunch x1 on b: b replays"),
+            std::string::npos)
+      << e->summary;
+  // Launched alike, or without launch rows: nothing to tell.
+  EXPECT_FALSE(LaunchCallEvidence(eager, eager).has_value());
+  EXPECT_FALSE(LaunchCallEvidence(graph, magneton::Run{}).has_value());
 }
 
 }  // namespace

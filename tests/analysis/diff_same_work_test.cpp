@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/diff/diff.h"
+#include "analysis/diff/step_waits.h"
 #include "analysis/diff/sync_sites.h"
 #include "analysis/match/region_match.h"
 #include "core/store.h"
@@ -217,6 +218,36 @@ TEST(DiffSameWork, ASmallLateLaunchWithoutASyncIsTheHostsJitter) {
   for (const auto& f : small->findings)
     EXPECT_FALSE(f.verdict == Verdict::kWaste && f.evidence_class() == EvidenceClass::kTimeline)
         << f.label << ": " << f.why;
+}
+
+int TimelineWaste(const DiffReport& r) {
+  int n = 0;
+  for (const auto& f : r.findings) n += f.verdict == Verdict::kWaste && f.evidence_class() == EvidenceClass::kTimeline;
+  return n;
+}
+
+TEST(DiffSameWork, TheWaitsOfOneCauseAtSeveralPlacesAreOneFinding) {
+  // b's host launches late at two places of the step (a launch-bound step
+  // waits at many): one finding for the step, holding both places, costed as
+  // their sum, the regions pointing at it.
+  auto r = SelfDiffWithLateLaunches(
+      [](const std::string& op) { return op == "aten::tanh" || op == "aten::_log_softmax"; }, 100'000);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(TimelineWaste(*r), 2);
+  double saved = 0;
+  size_t regions = 0;
+  for (const auto& f : r->findings)
+    if (f.verdict == Verdict::kWaste) saved += f.saved_per_iteration, regions += f.regions.size();
+  FoldStepWaits(*r);
+  ASSERT_EQ(TimelineWaste(*r), 1);
+  const Finding& f = r->findings.at(0);
+  EXPECT_EQ(f.rank, 1);
+  EXPECT_EQ(f.regions.size(), regions);
+  EXPECT_NEAR(f.saved_per_iteration, saved, 1e-12);
+  EXPECT_EQ(f.label.rfind("the device waiting at 2 places in the step", 0), 0u) << f.label;
+  EXPECT_NE(f.evidence[0].summary.find("the device waits for it"), std::string::npos) << f.evidence[0].summary;
+  for (const auto& pair : r->regions)
+    if (std::find(f.regions.begin(), f.regions.end(), pair.region) != f.regions.end()) EXPECT_EQ(pair.finding, 0);
 }
 
 TEST(DiffSameWork, TheDeviceWaitingLongerEverywhereIsTheHostNotTheCode) {

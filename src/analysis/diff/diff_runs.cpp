@@ -91,6 +91,17 @@ Result<DiffReport> DiffRanges(const Run& a, const Run& b, const Run* measured_a,
   return report;
 }
 
+// Of the program's kernels (not the recorder's own), more than half launched by no operator.
+bool MostKernelsUnlinked(const Run& run) {
+  int64_t program = 0, unlinked = 0;
+  for (const auto& k : run.kernels) {
+    if (k.op == kRecorderWork) continue;
+    ++program;
+    unlinked += k.op == kNone;
+  }
+  return !run.ops.empty() && 2 * unlinked > program;
+}
+
 }  // namespace
 
 Result<DiffReport> DiffRuns(const Run& a, const Run& b, const Run* measured_a, const Run* measured_b,
@@ -100,16 +111,19 @@ Result<DiffReport> DiffRuns(const Run& a, const Run& b, const Run* measured_a, c
   MatchOptions match_options;
   match_options.tolerance = options.match_tolerance;
   MatchResult match = MatchRuns(a, b, match_options);
-  // No value in common, but kernels on both sides: a side that replays a CUDA
-  // graph records no operators for the graph's kernels (they were captured
-  // before the recording), so its values cannot meet the other's; its kernels
-  // still can.
+  // No value in common, and a side whose recording pass links most of its
+  // kernels to no operator: it replays a CUDA graph (captured before the
+  // recording, so no operator launches the graph's kernels) and its values
+  // cannot meet the other's; its kernels still can.
   auto kernels = [](const Run& run, const Run* measured) { return !(measured ? *measured : run).kernels.empty(); };
   if (match.regions.empty() && kernels(a, measured_a) && kernels(b, measured_b))
-    return DiffKernels(a, b, measured_a, measured_b, options,
-                       "no operator computes a value the other side computes (a side that replays a CUDA graph "
-                       "records no operators for its kernels; or the two sides run other inputs or weights): "
-                       "compared kernel by kernel");
+    for (auto [side, run] : {std::pair{'a', &a}, std::pair{'b', &b}})
+      if (MostKernelsUnlinked(*run))
+        return DiffKernels(a, b, measured_a, measured_b, options,
+                           fmt::format("no regions matched by values: run {}'s recording pass links most of its "
+                                       "kernels to no operator (a CUDA graph replayed: its kernels were captured "
+                                       "before the recording), so the runs are compared kernel by kernel",
+                                       side));
   return DiffAttributed(a, b, measured_a, measured_b, match, options);
 }
 
