@@ -17,6 +17,7 @@
 #include "analysis/diff/fused_regions.h"
 #include "analysis/diff/dispatch.h"
 #include "analysis/diff/host_cpu.h"
+#include "analysis/diff/idle_time.h"
 #include "analysis/diff/host_time.h"
 #include "analysis/diff/kernel_regions.h"
 #include "analysis/diff/region_cost.h"
@@ -662,6 +663,14 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
         "parameters and input layouts: noise, not waste, with what explains each (--all lists them)",
         same_work, same_work == 1 ? "" : "s", same_work == 1 ? "s" : "", options.threshold * 100));
   AddHostCpuFinding(in_a, in_b, ca, cb, report, options, g.findings);
+  // The iteration's idle (idle_time.h), where no timeline finding of that
+  // side already names the waits at their place.
+  if (auto idle = IdleFinding(ca, cb, report, options);
+      idle && std::none_of(g.findings.begin(), g.findings.end(), [&](const Finding& f) {
+        return f.verdict == Verdict::kWaste && f.costly == idle->costly &&
+               f.evidence_class() == EvidenceClass::kTimeline;
+      }))
+    g.findings.push_back(std::move(*idle));
   Rank(report, g);
   report.timelines = {BuildIterationTimeline(a, ca, match, true, report),
                       BuildIterationTimeline(b, cb, match, false, report)};
