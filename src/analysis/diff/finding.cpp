@@ -1,5 +1,7 @@
 #include "analysis/diff/finding.h"
 
+#include <fmt/core.h>
+
 namespace magneton::analysis {
 
 const char* ToString(Verdict v) {
@@ -50,6 +52,10 @@ const char* ToString(CostSource s) {
       return "estimate";
   }
   return "?";
+}
+
+std::string Duration(double seconds) {
+  return seconds >= 1e-3 ? fmt::format("{:.2f} ms", seconds * 1e3) : fmt::format("{:.1f} us", seconds * 1e6);
 }
 
 }  // namespace magneton::analysis

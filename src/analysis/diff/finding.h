@@ -38,6 +38,9 @@ const char* ToString(Verdict v);
 const char* ToString(EvidenceClass e);
 const char* ToString(CostSource s);
 
+// A duration as evidence text gives it: "1.25 ms", or "850.0 us" under a millisecond.
+std::string Duration(double seconds);
+
 inline constexpr double kUnmeasured = std::numeric_limits<double>::quiet_NaN();
 
 // The cost of one side of a finding, summed over its instances.

@@ -19,10 +19,6 @@ constexpr double kSameBusy = 0.05;       // busy time per iteration this close: 
 constexpr double kMinMatchedShare = 0.8;  // of each iteration, in matched regions
 constexpr double kMinIdleShare = 0.01;    // the extra idle, of the costlier iteration
 
-std::string Duration(double seconds) {
-  return seconds >= 1e-3 ? fmt::format("{:.2f} ms", seconds * 1e3) : fmt::format("{:.1f} us", seconds * 1e6);
-}
-
 // One side: its idle per iteration (cost and seconds) and per repetition.
 SideCost Idle(const StepTimeline& tl, bool energy) {
   SideCost s;
@@ -97,11 +93,7 @@ std::optional<Finding> IdleFinding(const CostModel& ca, const CostModel& cb, con
       Duration(lo.seconds), SyncPhrase(sa), SyncPhrase(sb), f.costly);
   e.params = TimelineParams(sa, sb, f.costly, kCauseSyncs);
   f.evidence.push_back(std::move(e));
-  RuleSubject subject;
-  subject.evidence = EvidenceClass::kTimeline;
-  subject.costly = f.costly;
-  subject.SetParams(f.evidence.front().params);
-  for (auto& m : MatchRules(options.rules, subject)) f.rules.push_back(std::move(m.hit));
+  MatchTimelineRules(f, options.rules);
   return f;
 }
 

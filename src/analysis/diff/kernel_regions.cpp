@@ -556,20 +556,6 @@ void AddLateLaunchCause(Finding& f) {
     }
 }
 
-// The rules for the timeline evidence this file completed.
-void MatchTimelineRules(Finding& f, const std::vector<Rule>& rules) {
-  RuleSubject subject;
-  subject.evidence = EvidenceClass::kTimeline;
-  subject.costly = f.costly;
-  for (const auto& e : f.evidence) {
-    if (e.kind != EvidenceClass::kTimeline) continue;
-    subject.SetParams(e.params);
-    for (auto& m : MatchRules(rules, subject))
-      if (std::none_of(f.rules.begin(), f.rules.end(), [&](const RuleHit& h) { return h.id == m.hit.id; }))
-        f.rules.push_back(std::move(m.hit));
-  }
-}
-
 }  // namespace
 
 void ExplainKernelFindings(const KernelRegions& k, const std::vector<Rule>& rules, DiffReport& report) {

@@ -360,10 +360,6 @@ std::vector<int64_t> ComputeOps(const RegionSide& s) {
 
 namespace {
 
-std::string Duration(double seconds) {
-  return seconds >= 1e-3 ? fmt::format("{:.2f} ms", seconds * 1e3) : fmt::format("{:.1f} us", seconds * 1e6);
-}
-
 // A difference in the program's own code before a region's operators is
 // evidence when it is at least this share of the costlier side's iteration.
 constexpr double kMinHostCodeShare = 0.01;

@@ -186,4 +186,17 @@ std::vector<RuleMatch> MatchRules(const std::vector<Rule>& rules, const RuleSubj
   return out;
 }
 
+void MatchTimelineRules(Finding& f, const std::vector<Rule>& rules) {
+  RuleSubject subject;
+  subject.evidence = EvidenceClass::kTimeline;
+  subject.costly = f.costly;
+  for (const auto& e : f.evidence) {
+    if (e.kind != EvidenceClass::kTimeline) continue;
+    subject.SetParams(e.params);
+    for (auto& m : MatchRules(rules, subject))
+      if (std::none_of(f.rules.begin(), f.rules.end(), [&](const RuleHit& h) { return h.id == m.hit.id; }))
+        f.rules.push_back(std::move(m.hit));
+  }
+}
+
 }  // namespace magneton::analysis

@@ -63,4 +63,8 @@ Result<std::vector<Rule>> LoadRulesDir(const std::string& dir);
 // in a recommendation are filled from the first steering key.
 std::vector<RuleMatch> MatchRules(const std::vector<Rule>& rules, const RuleSubject& subject);
 
+// Adds to a finding the rules its timeline evidence matches (each rule once),
+// for timeline evidence completed after root cause (kernel_regions.h, idle_time.h).
+void MatchTimelineRules(Finding& f, const std::vector<Rule>& rules);
+
 }  // namespace magneton::analysis

@@ -20,10 +20,6 @@ constexpr double kOverlapPoints = 0.10;
 // SM clocks this much lower on the costly side explain slower kernels.
 constexpr double kClockDrop = 0.03;
 
-std::string Duration(double s) {
-  return s >= 1e-3 ? fmt::format("{:.2f} ms", s * 1e3) : fmt::format("{:.1f} us", s * 1e6);
-}
-
 // The method part of a RunSummary::energy_methods entry ("NVIDIA H200: energy.total+activity").
 std::vector<std::string> Methods(const RunSummary& s) {
   std::vector<std::string> out;

@@ -14,10 +14,6 @@
 namespace magneton::analysis {
 namespace {
 
-std::string Duration(double seconds) {
-  return seconds >= 1e-3 ? fmt::format("{:.2f} ms", seconds * 1e3) : fmt::format("{:.1f} us", seconds * 1e6);
-}
-
 // The cause a timeline finding names for its costlier side ("" when none).
 std::string Cause(const Finding& f) {
   for (const auto& p : f.evidence.front().params)
