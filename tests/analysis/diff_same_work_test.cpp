@@ -142,7 +142,7 @@ Result<DiffReport> DiffLateLaunches(Pair& p, bool syncs) {
 // operators `late` picks. `busy`: both processes' CPU time, in cores over
 // their windows (0: not recorded), so a slower b spends more per iteration.
 Result<DiffReport> SelfDiffWithLateLaunches(const std::function<bool(const std::string&)>& late, int64_t late_ns,
-                                            double busy = 0) {
+                                            double busy = 0, bool sync_each_step = false) {
   static const magneton::Run run = [] {
     auto r = LoadRun(std::string(MAGNETON_TEST_DATA) + "/torch/train_gelu_composite.mgt");
     if (!r.ok()) return magneton::Run{};
@@ -171,11 +171,22 @@ Result<DiffReport> SelfDiffWithLateLaunches(const std::function<bool(const std::
     if (k.op != kRecorderWork) step.push_back(&k);
   int64_t shift = 0;
   for (size_t i = 0; i < mb.kernels.size(); ++i) {
-    if (late(run.ops[step[i % step.size()]->op].name)) shift += late_ns;
+    // With a sync per step, the step's first tenth launches on time after it: the
+    // host's late work is spread over the rest of the step.
+    const bool after_sync = sync_each_step && i % step.size() < step.size() / 10;
+    if (!after_sync && late(run.ops[step[i % step.size()]->op].name)) shift += late_ns;
     mb.kernels[i].start_ns += shift, mb.kernels[i].end_ns += shift;
     mb.api_calls[i].start_ns = mb.kernels[i].start_ns - 5000, mb.api_calls[i].end_ns = mb.kernels[i].start_ns - 4000;
   }
   mb.info.end_ns += shift;
+  // With `sync_each_step`: b waits for the device before each step but the first (a `.item()`).
+  // Correlation ids follow call order: room for one between two launches.
+  if (sync_each_step) {
+    for (auto& c : mb.api_calls) c.correlation *= 10;
+    for (auto& k : mb.kernels) k.correlation *= 10;
+    for (size_t i = step.size(); i < mb.kernels.size(); i += step.size())
+      AddSync(mb, mb.kernels[i].correlation - 5, mb.kernels[i].start_ns);
+  }
   if (busy > 0) fixture::AddProcfs(ma, busy), fixture::AddProcfs(mb, busy);
   energy::Attribution e = energy::Attribute(run), ea = energy::Attribute(ma), eb = energy::Attribute(mb);
   return Diff(DiffInput{&run, &e, &ma, &ea}, DiffInput{&run, &e, &mb, &eb}, match, {});
@@ -248,6 +259,38 @@ TEST(DiffSameWork, TheWaitsOfOneCauseAtSeveralPlacesAreOneFinding) {
   EXPECT_NE(f.evidence[0].summary.find("the device waits for it"), std::string::npos) << f.evidence[0].summary;
   for (const auto& pair : r->regions)
     if (std::find(f.regions.begin(), f.regions.end(), pair.region) != f.regions.end()) EXPECT_EQ(pair.finding, 0);
+}
+
+TEST(DiffSameWork, TheDeviceIdlingThroughTheStepAfterASyncIsOneRunLevelFinding) {
+  // b waits for the device once per step (a loss read with `.item()`), and
+  // its host's next work then no longer overlaps the device's: every launch
+  // a little late, spread over the step, no region's finding alone. The
+  // iteration's idle is the finding, named by the call b makes more.
+  // 1 us per launch: under the 10% threshold in every region (its kernels run
+  // 20 us each), a few percent of the iteration in all.
+  auto all = [](const std::string&) { return true; };
+  auto r = SelfDiffWithLateLaunches(all, 1'000, 0, true);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  auto idle = std::find_if(r->findings.begin(), r->findings.end(), [](const Finding& f) {
+    return f.label.rfind("the device idling per iteration after cudaStreamSynchronize", 0) == 0;
+  });
+  ASSERT_NE(idle, r->findings.end()) << r->findings.at(0).label << ": " << r->findings.at(0).why;
+  EXPECT_EQ(idle->verdict, Verdict::kWaste) << idle->why;
+  EXPECT_EQ(idle->rank, 1);
+  EXPECT_EQ(idle->costly, 'b');
+  EXPECT_EQ(idle->evidence_class(), EvidenceClass::kTimeline);
+  EXPECT_TRUE(idle->regions.empty());
+  EXPECT_GT(idle->b.seconds, idle->a.seconds);
+  EXPECT_GT(idle->saved_per_iteration, 0);
+  EXPECT_NE(idle->evidence[0].summary.find("the same device work"), std::string::npos) << idle->evidence[0].summary;
+  const auto& params = idle->evidence[0].params;  // for rules/timeline.json
+  ASSERT_FALSE(params.empty());
+  EXPECT_EQ(params.back().parameter, "cause");
+  EXPECT_EQ(params.back().value_b, kCauseSyncs);
+  // The same late launches without the extra call: a host slower throughout, no finding.
+  auto slower = SelfDiffWithLateLaunches(all, 1'000);
+  ASSERT_TRUE(slower.ok()) << slower.error().message;
+  EXPECT_EQ(slower->waste_count(), 0) << slower->findings.at(0).label;
 }
 
 TEST(DiffSameWork, TheDeviceWaitingLongerEverywhereIsTheHostNotTheCode) {
