@@ -1,6 +1,6 @@
 """Inference over a Llama-like decoder (LlamaForCausalLM from a LlamaConfig with random
-weights: 16 layers of width 1024, grouped-query attention, ~0.3B parameters) on a batch of 4
-prompts of 256 tokens, the forward pass of a serving or evaluation loop. Both sides run the
+weights: 16 layers of width 1024, grouped-query attention, ~0.3B parameters) on one prompt
+of 256 tokens, the prefill of a single request as an interactive server runs it. Both sides run the
 same model on the same tokens; they differ only in what a forward hook on each decoder layer
 does."""
 import time
@@ -26,7 +26,7 @@ def setup(device: str, small: bool) -> dict:
     model = LlamaForCausalLM(cfg).eval()  # weights drawn on the CPU: the same on both sides
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
     model = model.to(device=device, dtype=dtype)
-    batch, seq = (2, 16) if small else (4, 256)
+    batch, seq = (2, 16) if small else (1, 256)
     ids = torch.randint(0, cfg.vocab_size, (batch, seq)).to(device)
     return {"model": model, "ids": ids, "device": torch.device(device), "layer_times": []}
 
