@@ -403,23 +403,10 @@ bool FoldIntoDispatch(Finding& f, size_t region, const DispatchUse& da, const Di
   return true;
 }
 
-// Waste by cost saved, then trade-offs, then noise; regions point at their finding.
+// The findings in report order (RankFindings); regions point at their finding.
 void Rank(DiffReport& report, Groups& g) {
-  std::vector<size_t> order(g.findings.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  auto tier = [&](size_t i) { return static_cast<int>(g.findings[i].verdict); };
-  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-    if (tier(x) != tier(y)) return tier(x) < tier(y);
-    return g.findings[x].saved_per_iteration > g.findings[y].saved_per_iteration;
-  });
-  std::vector<int> new_index(g.findings.size());
-  int rank = 0;
-  for (size_t i = 0; i < order.size(); ++i) {
-    new_index[order[i]] = static_cast<int>(i);
-    Finding& f = g.findings[order[i]];
-    f.rank = f.verdict == Verdict::kNoise ? 0 : ++rank;
-    report.findings.push_back(std::move(f));
-  }
+  const std::vector<int> new_index = RankFindings(g.findings);
+  report.findings = std::move(g.findings);
   for (size_t i = 0; i < report.regions.size(); ++i) report.regions[i].finding = new_index[g.of_region[i]];
 }
 

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/diff/verdict.h"
+
 namespace magneton::analysis {
 namespace {
 
@@ -107,25 +109,17 @@ void FoldStepWaits(DiffReport& report) {
     any = true;
   }
   if (!any) return;
-  // Keep the order (waste by saving, then trade-offs, then noise), without the folded-in ones.
-  std::vector<size_t> order;
+  // The folded-in ones go; the rest are ranked again.
+  std::vector<Finding> kept;
+  std::vector<int> kept_index(folded.size(), -1);
   for (size_t i = 0; i < folded.size(); ++i)
-    if (into[i] == static_cast<int>(i)) order.push_back(i);
-  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-    const auto tx = static_cast<int>(folded[x].verdict), ty = static_cast<int>(folded[y].verdict);
-    if (tx != ty) return tx < ty;
-    return folded[x].verdict != Verdict::kNoise && folded[x].saved_per_iteration > folded[y].saved_per_iteration;
-  });
-  std::vector<int> new_index(folded.size(), -1);
-  report.findings.clear();
-  int rank = 0;
-  for (size_t i : order) {
-    new_index[i] = static_cast<int>(report.findings.size());
-    folded[i].rank = folded[i].verdict == Verdict::kNoise ? 0 : ++rank;
-    report.findings.push_back(std::move(folded[i]));
-  }
+    if (into[i] == static_cast<int>(i)) kept_index[i] = static_cast<int>(kept.size()), kept.push_back(std::move(folded[i]));
+  const std::vector<int> ranked = RankFindings(kept);
+  report.findings = std::move(kept);
+  std::vector<int> new_index(folded.size());
+  for (size_t i = 0; i < folded.size(); ++i) new_index[i] = ranked[static_cast<size_t>(kept_index[into[i]])];
   for (auto& r : report.regions)
-    if (r.finding >= 0) r.finding = new_index[into[static_cast<size_t>(r.finding)]];
+    if (r.finding >= 0) r.finding = new_index[static_cast<size_t>(r.finding)];
 }
 
 }  // namespace magneton::analysis

@@ -115,4 +115,26 @@ bool Separated(std::vector<double> hi, std::vector<double> lo) {
   return quartile(hi, 1) > quartile(lo, 3);
 }
 
+std::vector<int> RankFindings(std::vector<Finding>& findings) {
+  std::vector<size_t> order(findings.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto tier = [&](size_t i) { return static_cast<int>(findings[i].verdict); };
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    if (tier(x) != tier(y)) return tier(x) < tier(y);
+    return findings[x].saved_per_iteration > findings[y].saved_per_iteration;
+  });
+  std::vector<int> new_index(findings.size());
+  std::vector<Finding> ranked;
+  ranked.reserve(findings.size());
+  int rank = 0;
+  for (size_t i : order) {
+    new_index[i] = static_cast<int>(ranked.size());
+    Finding& f = findings[i];
+    f.rank = f.verdict == Verdict::kNoise ? 0 : ++rank;
+    ranked.push_back(std::move(f));
+  }
+  findings = std::move(ranked);
+  return new_index;
+}
+
 }  // namespace magneton::analysis

@@ -28,4 +28,9 @@ void Judge(Finding& f, double whole_costly, const DiffOptions& options, bool ene
 // cannot tell, and answer false).
 bool Separated(std::vector<double> hi, std::vector<double> lo);
 
+// Orders findings as a report lists them: waste by cost saved, then trade-offs,
+// then noise; numbers the waste and trade-offs from 1 (noise: 0). Returns, by
+// each finding's index before, its index after.
+std::vector<int> RankFindings(std::vector<Finding>& findings);
+
 }  // namespace magneton::analysis
