@@ -364,7 +364,7 @@ namespace {
 // evidence when it is at least this share of the costlier side's iteration.
 constexpr double kMinHostCodeShare = 0.01;
 
-// Same kernels, launched the same way: whether the costlier side's device
+// Same kernels with the same launch parameters: whether the costlier side's device
 // waits for them longer, enough to explain most of the time it spends more
 // (on a CPU run: the program's own code before the operators).
 std::optional<Evidence> WaitDelta(const RegionSide& a, const RegionSide& b, char costly) {
@@ -396,7 +396,7 @@ std::optional<Evidence> WaitDelta(const RegionSide& a, const RegionSide& b, char
     return e;
   }
   e.summary = fmt::format(
-      "same kernels, launched the same way, but the device waits {} for them on {} and {} on {}: the host "
+      "same kernels with the same launch parameters, but the device waits {} for them on {} and {} on {}: the host "
       "launches them later (a launch-bound stretch, or a synchronization before them)",
       Duration(hi.wait_seconds), costly, Duration(lo.wait_seconds), lean);
   // The calls that made the host wait there, where a measured pass has them
