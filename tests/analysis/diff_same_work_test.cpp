@@ -257,8 +257,11 @@ TEST(DiffSameWork, TheWaitsOfOneCauseAtSeveralPlacesAreOneFinding) {
   EXPECT_NEAR(f.saved_per_iteration, saved, 1e-12);
   EXPECT_EQ(f.label.rfind("the device waiting at 2 places in the step", 0), 0u) << f.label;
   EXPECT_NE(f.evidence[0].summary.find("the device waits for it"), std::string::npos) << f.evidence[0].summary;
-  for (const auto& pair : r->regions)
-    if (std::find(f.regions.begin(), f.regions.end(), pair.region) != f.regions.end()) EXPECT_EQ(pair.finding, 0);
+  for (const auto& pair : r->regions) {
+    if (std::find(f.regions.begin(), f.regions.end(), pair.region) != f.regions.end()) {
+      EXPECT_EQ(pair.finding, 0);
+    }
+  }
 }
 
 TEST(DiffSameWork, TheDeviceIdlingThroughTheStepAfterASyncIsOneRunLevelFinding) {
