@@ -317,8 +317,10 @@ def _detail(r: dict) -> list[str]:
                f"({exp['expectation_source']})")
     if gt and "error" not in gt and "skipped" not in gt:
         w, e = gt["wasteful"], gt["efficient"]
-        when = (gt.get("measured") or {}).get("date")
-        out.append(f"- Ground truth ({gt['metric']}{', measured ' + when if when else ''}): wasteful "
+        measured = gt.get("measured") or {}
+        when = (", measured " + measured["date"] if measured.get("date") else "") + \
+            (" on " + measured["gpu"] if measured.get("gpu") else "")
+        out.append(f"- Ground truth ({gt['metric']}{when}): wasteful "
                    f"{_f(w['j_per_iter'], '.4f')} J, {_f(w['s_per_iter'], '.3f', 1e3)} ms, {_f(w['watts'], '.0f')} W, "
                    f"CPU {_f(w['cpu_s_per_iter'], '.2f', 1e3)} ms/iter; efficient {_f(e['j_per_iter'], '.4f')} J, "
                    f"{_f(e['s_per_iter'], '.3f', 1e3)} ms, {_f(e['watts'], '.0f')} W, CPU "
@@ -386,7 +388,7 @@ def results_markdown(rows: list[dict], gt: dict, provenance: dict) -> str:
         f"- Magneton: {provenance['magneton']}",
         f"- Ground truth: {provenance['groundtruth']} ({'GPU: ' + gt['gpu'] if gt.get('gpu') else 'no GPU'}"
         f"{', idle %.0f W' % gt['idle_watts'] if gt.get('idle_watts') else ''}; measured {gt.get('date', '–')}, "
-        f"later cases where their row says so): each side alone in back-to-back loops of {gt.get('seconds', '–')} s, "
+        f"later cases, and cases measured on another GPU, where their row says so): each side alone in back-to-back loops of {gt.get('seconds', '–')} s, "
         f"alternated over {gt.get('trials', '–')} trials, {energy}." + (f" Note: {gt['note']}." if gt.get("note") else ""),
         "- W = wasteful side (run A), E = efficient side (run B), as the issue reported them; 'truth' names the "
         "side that really costs more here. Savings are end to end, in % of the wasting side, on the ground "

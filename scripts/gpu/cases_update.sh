@@ -30,15 +30,7 @@ else
 BUDGET=${GT_BUDGET:-120} OUT=$OUT/gt bash scripts/gpu/cases.sh --groundtruth-only --seconds 1.0 --trials 2 \
   --cases "$GT_CASES" > "$OUT/gt/cases.log" 2>&1
 tail -n 12 "$OUT/gt/cases.log"
-python3 - "$GT_FILE" "$OUT/gt/groundtruth.json" "$OUT/groundtruth-merged.json" <<'PY'
-import json, sys
-base, new, out = (json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3])
-for name, case in new.get("cases", {}).items():
-    case.setdefault("measured", {k: new.get(k) for k in ("date", "seconds", "trials")})
-    base["cases"][name] = case
-    print(f"ground truth merged: {name}")
-json.dump(base, open(out, "w"), indent=1)
-PY
+python3 cases/merge_groundtruth.py "$GT_FILE" "$OUT/gt/groundtruth.json" "$OUT/groundtruth-merged.json"
 fi
 left=$(( BUDGET - ($(date +%s) - start) ))
 # 3 other files back + at most 5 parts of 15 MiB.
