@@ -24,6 +24,9 @@ inline constexpr int64_t kNone = -1;
 // Kernel::op / Transfer::op of device work the recorder itself launched (the
 // fingerprints of a recording pass): not the program's, never aligned or costed.
 inline constexpr int64_t kRecorderWork = -2;
+// The kernel row that stands for one unbroken stretch of the recorder's own
+// kernels and copies on a stream (capture/cupti/recorder_stretches.h).
+inline constexpr std::string_view kRecorderWorkName = "[magneton: the recorder's own work]";
 inline constexpr int32_t kHostDevice = -1;  // tensors/ops on the CPU
 
 // Memory kinds of Tensor::memory and Transfer::src_memory/dst_memory.

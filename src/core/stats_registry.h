@@ -87,6 +87,8 @@ struct StatDef {
     "CUPTI activity records shorter than their kind's structure")                                                      \
   X(kCuptiApiCallsFolded, "cupti_api_calls_folded", kInfo,                                                             \
     "polling CUDA API calls counted in another call's row (api_calls.count) rather than a row of their own")          \
+  X(kCuptiRecorderRowsFolded, "cupti_recorder_rows_folded", kInfo,                                                     \
+    "the recorder's own kernels, copies and API calls not written as rows (one kernel row per stretch stands for them)") \
   X(kNvtxRangeEndsUnmatched, "nvtx_range_ends_unmatched", kInfo, "NVTX range ends whose start was not recorded")     \
   X(kNvtxRangesOpenAtStop, "nvtx_ranges_open_at_stop", kInfo,                                                          \
     "NVTX ranges still open when recording stopped; they end there")                                                   \
@@ -96,7 +98,7 @@ struct StatDef {
   X(kKernelFlushFailed, "kernel_flush_failed", kDataLoss, "kernels held for linking could not be written")           \
   X(kKernelLinkingFailed, "kernel_linking_failed", kDataLoss, "kernels could not be linked to their operators")      \
   X(kRecorderKernels, "recorder_kernels", kInfo,                                                                       \
-    "kernels the fingerprinting launched, marked as the recorder's own work")                                          \
+    "kernel rows of the fingerprinting's own work (one per stretch on a stream: cupti_recorder_rows_folded)")                                          \
   X(kKernelsNotLinked, "kernels_not_linked", kDataLoss,                                                                \
     "kernels linked to no operator (no external correlation record and no launch inside an operator)")               \
   X(kDataflowAliasedInputs, "dataflow_aliased_inputs", kInfo,                                                          \

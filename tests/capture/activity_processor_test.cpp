@@ -2,7 +2,10 @@
 // run file (RunWriter -> LoadRun).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <tuple>
+#include <vector>
 
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
@@ -132,6 +135,38 @@ TEST(ActivityProcessor, OtherExternalKindsAreNotOps) {
   auto p = Process(dir, {Raw(e), KernelRecord("k", 0, 5, 10, 20)}, {}, AddOps);
   ASSERT_EQ(p.run.kernels.size(), 1u);
   EXPECT_EQ(p.run.kernels[0].op, kNone);
+}
+
+// The fingerprints' kernels and copies: one row per unbroken stretch on a
+// stream, ended by the program's work there; their API calls and waits go.
+TEST(ActivityProcessor, TheRecordersOwnWorkIsOneRowPerStretchOnAStream) {
+  TempDir dir;
+  const auto recorder = static_cast<uint64_t>(kRecorderWork);
+  const uint32_t launch = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+  auto p = Process(dir,
+                   {ExternalRecord(recorder, 1), ApiRecord(true, launch, 5, 1, 5, 8), KernelRecord("abs", 0, 1, 10, 20),
+                    ExternalRecord(recorder, 2), KernelRecord("sum", 0, 2, 25, 30),
+                    KernelRecord("other stream", 0, 2, 26, 29, /*stream=*/9),
+                    ExternalRecord(recorder, 3), MemcpyRecord(CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, 8, 3, 32, 35),
+                    ExternalRecord(recorder, 4), SyncRecord(1, 4, 35, 36),
+                    ExternalRecord(0, 10), ApiRecord(true, launch, 5, 10, 37, 39), KernelRecord("gemm", 0, 10, 40, 50),
+                    ExternalRecord(recorder, 5), KernelRecord("abs", 0, 5, 60, 70)},
+                   {}, AddOps);
+  ASSERT_EQ(p.run.kernels.size(), 4u);
+  std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>> rows;  // stream, start, end, op
+  for (const Kernel& k : p.run.kernels) {
+    rows.emplace_back(k.stream, k.start_ns, k.end_ns, k.op);
+    EXPECT_EQ(k.name == kRecorderWorkName, k.op == kRecorderWork) << k.name;
+  }
+  std::sort(rows.begin(), rows.end());
+  using R = decltype(rows)::value_type;
+  EXPECT_EQ(rows, (std::vector<R>{R{7, 10, 35, kRecorderWork}, R{7, 40, 50, 0}, R{7, 60, 70, kRecorderWork},
+                                  R{9, 26, 29, kRecorderWork}}));
+  EXPECT_TRUE(p.run.transfers.empty());
+  ASSERT_EQ(p.run.api_calls.size(), 1u);
+  EXPECT_EQ(p.run.api_calls[0].correlation, 10);
+  ASSERT_NE(FindStat(p.run, "cupti_recorder_rows_folded"), nullptr);
+  EXPECT_EQ(FindStat(p.run, "cupti_recorder_rows_folded")->value, 4);  // sum, the copy, the wait, the call
 }
 
 TEST(ActivityProcessor, CopiesSetsAndSyncsBecomeTransfers) {

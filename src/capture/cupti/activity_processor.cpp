@@ -186,7 +186,6 @@ Status ActivityProcessor::OnKernel(const CUpti_ActivityKernel10& r) {
   auto device = DeviceId(r.deviceId);
   if (!device.ok()) return device.error();
   magneton::Kernel k;
-  k.id = next_kernel_;
   k.name = KernelName(r.name);
   k.device = *device;
   k.stream = r.streamId;
@@ -201,19 +200,42 @@ Status ActivityProcessor::OnKernel(const CUpti_ActivityKernel10& r) {
   k.op = OpOf(r.correlationId);
   k.stack = StackOf(r.correlationId);
   context_device_.try_emplace(r.contextId, r.deviceId);
-  MAGNETON_RETURN_IF_ERROR(writer_->Add(k));
-  ++next_kernel_;
-  ++counts_.kernels;
+  if (k.op == kRecorderWork) {
+    recorder_.Add(k.device, k.stream, k.start_ns, k.end_ns);
+    return Status::Ok();
+  }
+  MAGNETON_RETURN_IF_ERROR(WriteKernels(recorder_.End(k.device, k.stream)));
+  MAGNETON_RETURN_IF_ERROR(WriteKernel(k));
   if (k.op == kNone) unlinked_kernels_.emplace(r.correlationId, Stamped{k.id, batch_});
   else ++counts_.linked;
   return Status::Ok();
 }
 
+Status ActivityProcessor::WriteKernel(Kernel& k) {
+  k.id = next_kernel_;
+  MAGNETON_RETURN_IF_ERROR(writer_->Add(k));
+  ++next_kernel_;
+  ++counts_.kernels;
+  return Status::Ok();
+}
+
+Status ActivityProcessor::WriteKernels(std::vector<Kernel> stretches) {
+  for (Kernel& k : stretches) MAGNETON_RETURN_IF_ERROR(WriteKernel(k));
+  return Status::Ok();
+}
+
 Status ActivityProcessor::AddTransfer(Transfer t, uint32_t correlation) {
   if (!options_.transfers) return Status::Ok();
-  t.id = next_transfer_;
   t.correlation = correlation;
   t.op = OpOf(correlation);
+  const bool sync = t.kind == "sync";
+  if (t.op == kRecorderWork) {
+    if (sync) ++recorder_waits_;  // the recorder's own wait: not the program's
+    else recorder_.Add(t.device, t.stream, t.start_ns, t.end_ns);
+    return Status::Ok();
+  }
+  if (!sync) MAGNETON_RETURN_IF_ERROR(WriteKernels(recorder_.End(t.device, t.stream)));
+  t.id = next_transfer_;
   MAGNETON_RETURN_IF_ERROR(writer_->Add(t));
   ++next_transfer_;
   ++counts_.transfers;
@@ -281,6 +303,10 @@ Status ActivityProcessor::OnApi(const CUpti_ActivityAPI& r, const char* domain) 
     if (kind.name.empty()) kind.name = fmt::format("{} cbid {}", domain, static_cast<uint32_t>(r.cbid));
     kind.polling = IsPollingApi(kind.name);
     kind.launch_like = IsLaunchLikeApi(kind.name);
+  }
+  if (OpOf(r.correlationId) == kRecorderWork) {
+    ++recorder_calls_;  // its device work stands in a stretch row
+    return Status::Ok();
   }
   const int64_t thread = r.threadId;
   auto stretch = polling_.find(thread);
@@ -366,6 +392,7 @@ void ActivityProcessor::AddMark(ProcessorMark m) {
 
 Status ActivityProcessor::EndBatch() {
   while (!polling_.empty()) MAGNETON_RETURN_IF_ERROR(EndPolling(polling_.begin()->first));
+  MAGNETON_RETURN_IF_ERROR(WriteKernels(recorder_.EndAll()));
   for (const Range& r : ranges_.TakeReady()) {
     MAGNETON_RETURN_IF_ERROR(writer_->Add(r));
     ++counts_.ranges;
@@ -387,6 +414,8 @@ Status ActivityProcessor::Finish(int64_t end_ns) {
     MAGNETON_RETURN_IF_ERROR(writer_->Add(MakeStat(stats::kCuptiRecordsMalformed, counts_.malformed)));
   if (counts_.api_calls_folded)
     MAGNETON_RETURN_IF_ERROR(writer_->Add(MakeStat(stats::kCuptiApiCallsFolded, counts_.api_calls_folded)));
+  if (const int64_t folded = recorder_.folded() + recorder_waits_ + recorder_calls_)
+    MAGNETON_RETURN_IF_ERROR(writer_->Add(MakeStat(stats::kCuptiRecorderRowsFolded, folded)));
   if (ranges_.unmatched_ends())
     MAGNETON_RETURN_IF_ERROR(writer_->Add(MakeStat(stats::kNvtxRangeEndsUnmatched, ranges_.unmatched_ends())));
   if (ranges_.closed_at_stop())

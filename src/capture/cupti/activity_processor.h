@@ -11,6 +11,10 @@
 // (ApiCall::count). Rows of a stretch are written when it ends, and at the end
 // of each batch.
 //
+// The recorder's own work (op kRecorderWork) is folded likewise: its kernels
+// and copies into one row per stretch on a stream (recorder_stretches.h), its
+// API calls and waits left out; stat cupti_recorder_rows_folded counts them.
+//
 // Threading: one thread at a time (the one that owns the RunWriter).
 #pragma once
 
@@ -25,6 +29,7 @@
 #include <vector>
 
 #include "capture/cupti/nvtx_ranges.h"
+#include "capture/cupti/recorder_stretches.h"
 #include "core/run.h"
 #include "core/status.h"
 
@@ -99,6 +104,8 @@ class ActivityProcessor {
   Status OnDevice(const CUpti_ActivityDevice5& d);
   void OnMarker(const CUpti_ActivityMarker2& m);
   Status AddTransfer(Transfer t, uint32_t correlation);
+  Status WriteKernel(Kernel& k);  // gives it the next id
+  Status WriteKernels(std::vector<Kernel> stretches);
 
   Result<int32_t> DeviceId(uint32_t ordinal);
   const std::string& KernelName(const char* mangled);
@@ -111,6 +118,8 @@ class ActivityProcessor {
   RangeBuilder ranges_;
   int64_t next_kernel_ = 0, next_transfer_ = 0, next_api_ = 0;
   int64_t batch_ = 0;
+  RecorderStretches recorder_;
+  int64_t recorder_waits_ = 0, recorder_calls_ = 0;  // the recorder's syncs and API calls, not written
 
   struct DeviceInfo {
     std::string name, uuid;
