@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/diff/diff.h"
-#include "analysis/diff/step_waits.h"
+#include "analysis/diff/same_cause.h"
 #include "analysis/diff/sync_sites.h"
 #include "analysis/match/region_match.h"
 #include "core/store.h"
@@ -249,7 +249,7 @@ TEST(DiffSameWork, TheWaitsOfOneCauseAtSeveralPlacesAreOneFinding) {
   size_t regions = 0;
   for (const auto& f : r->findings)
     if (f.verdict == Verdict::kWaste) saved += f.saved_per_iteration, regions += f.regions.size();
-  FoldStepWaits(*r);
+  FoldSameCause(*r);
   ASSERT_EQ(TimelineWaste(*r), 1);
   const Finding& f = r->findings.at(0);
   EXPECT_EQ(f.rank, 1);

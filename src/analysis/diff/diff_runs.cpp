@@ -9,7 +9,7 @@
 #include "analysis/diff/kernel_regions.h"
 #include "analysis/diff/launch_calls.h"
 #include "analysis/diff/range_regions.h"
-#include "analysis/diff/step_waits.h"
+#include "analysis/diff/same_cause.h"
 #include "energy/paired_attribution.h"
 
 namespace magneton::analysis {
@@ -40,7 +40,7 @@ Result<DiffReport> DiffAttributed(const Run& a, const Run& b, const Run* measure
                      DiffInput{&b, &e.run_b, measured_b, &e.measured_b}, match, options);
   if (!report.ok()) return report;
   report->notes.insert(report->notes.end(), e.notes.begin(), e.notes.end());
-  FoldStepWaits(*report);
+  FoldSameCause(*report);
   return report;
 }
 
@@ -63,7 +63,7 @@ Result<DiffReport> DiffKernels(const Run& a, const Run& b, const Run* measured_a
     if (auto launches = LaunchCallEvidence(a, b))
       for (auto& f : report->findings)
         if (f.verdict == Verdict::kWaste && f.evidence_class() == EvidenceClass::kTimeline) f.evidence.push_back(*launches);
-  FoldStepWaits(*report);
+  FoldSameCause(*report);
   if (!why.empty()) k.notes.insert(k.notes.begin(), why);
   for (auto [side, measured] : {std::pair{'a', measured_a}, std::pair{'b', measured_b}})
     if (measured) k.notes.push_back(fmt::format("run {}: its kernels come from its measured pass", side));

@@ -1,4 +1,4 @@
-#include "analysis/diff/step_waits.h"
+#include "analysis/diff/same_cause.h"
 
 #include <fmt/core.h>
 #include <fmt/format.h>
@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -16,11 +18,26 @@
 namespace magneton::analysis {
 namespace {
 
-// The cause a timeline finding names for its costlier side ("" when none).
+// The cause a finding names: for a timeline finding, the cause of its costlier
+// side's wait; for an operators or kernels finding, the names each side has
+// alone (and the configuration keys that steer them). "": none to fold by.
 std::string Cause(const Finding& f) {
-  for (const auto& p : f.evidence.front().params)
-    if (p.subject == "timeline" && p.parameter == "cause") return f.costly == 'a' ? p.value_a : p.value_b;
-  return "";
+  const Evidence& e = f.evidence.front();
+  if (e.kind == EvidenceClass::kTimeline) {
+    for (const auto& p : e.params)
+      if (p.subject == "timeline" && p.parameter == "cause") return f.costly == 'a' ? p.value_a : p.value_b;
+    return "";
+  }
+  if (e.kind != EvidenceClass::kOperators && e.kind != EvidenceClass::kKernels) return "";
+  if (e.only_a.empty() && e.only_b.empty()) return "";
+  auto names = [](const std::vector<NamedCount>& v) {
+    std::set<std::string> s;
+    for (const auto& n : v) s.insert(n.name);
+    return fmt::format("{}", fmt::join(s, ";"));
+  };
+  std::string key = names(e.only_a) + " || " + names(e.only_b);
+  for (const auto& c : e.config) key += " | " + c.key;
+  return key;
 }
 
 // Element-wise sums where both sides have one value per repetition.
@@ -56,8 +73,20 @@ std::vector<ParamDelta> AddSyncCounts(const std::vector<const Finding*>& group) 
   return out;
 }
 
-Finding Fold(const std::vector<const Finding*>& group, bool energy) {
-  Finding f = *group.front();  // the largest: its label, rules and evidence speak for the rest
+// The counts and times of each side's own operators or kernels, over the group.
+void AddNamedCounts(const std::vector<const Finding*>& group, std::vector<NamedCount> Evidence::*side,
+                    std::vector<NamedCount>& into) {
+  for (NamedCount& n : into) n.count = 0, n.seconds = 0;
+  for (const Finding* f : group)
+    for (const NamedCount& m : f->evidence.front().*side)
+      for (NamedCount& n : into)
+        if (n.name == m.name) n.count += m.count, n.seconds += m.seconds;
+}
+
+// The group's costs added up into its largest finding, whose label, rules
+// and evidence speak for the rest.
+Finding AddUp(const std::vector<const Finding*>& group) {
+  Finding f = *group.front();
   for (size_t i = 1; i < group.size(); ++i) {
     const Finding& g = *group[i];
     f.regions.insert(f.regions.end(), g.regions.begin(), g.regions.end());
@@ -71,11 +100,28 @@ Finding Fold(const std::vector<const Finding*>& group, bool energy) {
   const SideCost& lo = f.costly == 'a' ? f.b : f.a;
   f.cost_delta_pct = lo.cost() > 0 ? (hi.cost() / lo.cost() - 1) * 100 : INFINITY;
   f.time_delta_pct = lo.seconds > 0 ? (hi.seconds / lo.seconds - 1) * 100 : INFINITY;
+  return f;
+}
+
+Finding Fold(const std::vector<const Finding*>& group, bool energy) {
+  Finding f = AddUp(group);
   const size_t n = group.size();
+  Evidence& e = f.evidence.front();
+  if (e.kind != EvidenceClass::kTimeline) {
+    AddNamedCounts(group, &Evidence::only_a, e.only_a);
+    AddNamedCounts(group, &Evidence::only_b, e.only_b);
+    const char* what = e.kind == EvidenceClass::kKernels ? "kernels" : "operators";
+    f.label = fmt::format("{} and {} more places with the same {}", f.label, n - 1, what);
+    f.why = fmt::format("{:.1f}% more {} at {} places with the same {} on each side, time {:+.1f}%; the largest: {}",
+                        f.cost_delta_pct, energy ? "energy" : "time", n, what, f.time_delta_pct, f.why);
+    e.summary = fmt::format("at {} places; at the largest: {}", n, e.summary);
+    return f;
+  }
+  const SideCost& hi = f.costly == 'a' ? f.a : f.b;
+  const SideCost& lo = f.costly == 'a' ? f.b : f.a;
   f.label = fmt::format("the device waiting at {} places in the step, the largest: {}", n, f.label);
   f.why = fmt::format("{:.1f}% more {} at {} places in the step, each holding over the repetitions, time {:+.1f}%",
                       f.cost_delta_pct, energy ? "energy" : "time", n, f.time_delta_pct);
-  Evidence& e = f.evidence.front();
   e.summary = fmt::format("the same device work; the device waits for it {} more per iteration on {} ({} against {}), "
                           "at {} places in the step; at the largest: {}",
                           Duration(hi.wait_seconds - lo.wait_seconds), f.costly, Duration(hi.wait_seconds),
@@ -89,13 +135,15 @@ Finding Fold(const std::vector<const Finding*>& group, bool energy) {
 
 }  // namespace
 
-void FoldStepWaits(DiffReport& report) {
-  // Groups of waste findings with timeline evidence, by costlier side and cause.
-  std::map<std::pair<char, std::string>, std::vector<size_t>> groups;
+void FoldSameCause(DiffReport& report) {
+  // Groups of waste findings by costlier side, evidence class and cause.
+  std::map<std::tuple<char, EvidenceClass, std::string>, std::vector<size_t>> groups;
   for (size_t i = 0; i < report.findings.size(); ++i) {
     const Finding& f = report.findings[i];
-    if (f.verdict == Verdict::kWaste && f.evidence_class() == EvidenceClass::kTimeline)
-      groups[{f.costly, Cause(f)}].push_back(i);
+    if (f.verdict != Verdict::kWaste || f.evidence.empty()) continue;
+    std::string cause = Cause(f);
+    if (f.evidence_class() != EvidenceClass::kTimeline && cause.empty()) continue;
+    groups[{f.costly, f.evidence_class(), std::move(cause)}].push_back(i);
   }
   std::vector<int> into(report.findings.size());  // old index -> the finding it joins (old index)
   for (size_t i = 0; i < into.size(); ++i) into[i] = static_cast<int>(i);
