@@ -206,6 +206,28 @@ def test_out_arguments_and_nesting(tmp_path):
     assert torch.equal(c, out + 1)
 
 
+def test_a_fused_optimizer_writes_the_parameters_it_was_given(tmp_path):
+    # _fused_adam_ returns nothing and writes its tensor lists in place without
+    # moving their version counters: the schema's (a!) says what it wrote.
+    torch.manual_seed(0)
+    params = [torch.randn(16, requires_grad=True) for _ in range(3)]
+    for p in params:
+        p.grad = torch.randn(16)
+    opt = torch.optim.Adam(params, lr=1e-2, fused=True)
+    opt.step()  # the state exists before the recorded step
+    with magneton.record(tmp_path / "adam.mgt", fingerprints=True):
+        opt.step()
+        after = [p * 1 for p in params]  # reads what the step wrote
+    run = magneton.load_run(tmp_path / "adam.mgt")
+    producers = _producers(run)
+    adam = _op(run, "aten::_fused_adam_")
+    assert len(adam["outputs"]) >= len(params)
+    reads = [op for op in run["ops"] if op["name"] == "aten::mul"]
+    assert len(reads) == len(params)
+    assert all(producers[op["inputs"][0]] == adam["id"] for op in reads)
+    assert all(torch.equal(a, p.detach()) for a, p in zip(after, params))
+
+
 def test_arguments_that_are_not_tensors_and_memory_kinds(tmp_path):
     x = torch.randn(4, 8)
     with magneton.record(tmp_path / "a.mgt"):

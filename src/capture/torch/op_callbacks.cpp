@@ -372,13 +372,14 @@ void RecordOpEnd(const at::RecordFunction& fn, at::ObserverContext* base) {
 
   c10::SmallVector<OutputValue, 4> outs;
   for (const auto& v : fn.outputs()) ForEachTensor(v, [&](const at::Tensor& t) { outs.emplace_back(t); });
-  // Written inputs: the version counter moved, or (inference tensors, which
-  // have none) the schema marks the argument as written.
+  // Written inputs: the version counter moved, or the schema marks the
+  // argument as written: inference tensors have no counter, and fused
+  // optimizers (_fused_adam_) write their lists without moving it.
   c10::SmallVector<int64_t, 8> viewed, written;  // storages of inputs the op left alone / wrote
   for (const auto& in : ctx->inputs) {
     uint32_t now = 0;
-    const bool wrote = in.versioned ? (Version(in.tensor, &now) && now != in.version)
-                                    : (ctx->schema && in.arg < ctx->schema->writes.size() && ctx->schema->writes[in.arg]);
+    const bool wrote = (in.versioned && Version(in.tensor, &now) && now != in.version) ||
+                       (ctx->schema && in.arg < ctx->schema->writes.size() && ctx->schema->writes[in.arg]);
     (wrote ? written : viewed).push_back(in.storage);
     if (!wrote) continue;
     bool returned = false;
