@@ -18,9 +18,15 @@
 namespace magneton::analysis {
 namespace {
 
+// An operators or kernels finding that names configuration keys: the runs'
+// configuration is the cause, whichever operators or kernels it chose at each
+// place (TF32 off gives each GEMM shape and each convolution its own FP32
+// kernel).
+constexpr const char* kConfigured = "the configuration";
+
 // The cause a finding names: for a timeline finding, the cause of its costlier
-// side's wait; for an operators or kernels finding, the names each side has
-// alone (and the configuration keys that steer them). "": none to fold by.
+// side's wait; for an operators or kernels finding, the configuration where it
+// names keys, else the names each side has alone. "": none to fold by.
 std::string Cause(const Finding& f) {
   const Evidence& e = f.evidence.front();
   if (e.kind == EvidenceClass::kTimeline) {
@@ -29,15 +35,20 @@ std::string Cause(const Finding& f) {
     return "";
   }
   if (e.kind != EvidenceClass::kOperators && e.kind != EvidenceClass::kKernels) return "";
+  if (!e.config.empty()) return kConfigured;
   if (e.only_a.empty() && e.only_b.empty()) return "";
   auto names = [](const std::vector<NamedCount>& v) {
     std::set<std::string> s;
     for (const auto& n : v) s.insert(n.name);
     return fmt::format("{}", fmt::join(s, ";"));
   };
-  std::string key = names(e.only_a) + " || " + names(e.only_b);
-  for (const auto& c : e.config) key += " | " + c.key;
-  return key;
+  return names(e.only_a) + " || " + names(e.only_b);
+}
+
+std::string Keys(const Evidence& e) {
+  std::vector<std::string> keys;
+  for (const auto& c : e.config) keys.push_back(c.key);
+  return fmt::format("{}", fmt::join(keys, " + "));
 }
 
 // Element-wise sums where both sides have one value per repetition.
@@ -73,14 +84,38 @@ std::vector<ParamDelta> AddSyncCounts(const std::vector<const Finding*>& group) 
   return out;
 }
 
-// The counts and times of each side's own operators or kernels, over the group.
+// Each side's own operators or kernels over the group, counts and times added.
 void AddNamedCounts(const std::vector<const Finding*>& group, std::vector<NamedCount> Evidence::*side,
                     std::vector<NamedCount>& into) {
-  for (NamedCount& n : into) n.count = 0, n.seconds = 0;
+  into.clear();
   for (const Finding* f : group)
-    for (const NamedCount& m : f->evidence.front().*side)
-      for (NamedCount& n : into)
-        if (n.name == m.name) n.count += m.count, n.seconds += m.seconds;
+    for (const NamedCount& m : f->evidence.front().*side) {
+      auto it = std::find_if(into.begin(), into.end(), [&](const NamedCount& n) { return n.name == m.name; });
+      if (it == into.end()) into.push_back(m);
+      else it->count += m.count, it->seconds += m.seconds;
+    }
+}
+
+// The configured group's keys, each once, and what the places of each key set save.
+std::string AddConfig(const std::vector<const Finding*>& group, std::vector<ConfigDelta>& into) {
+  std::map<std::string, std::pair<int, double>> by_keys;  // key set -> places, % of the run saved
+  std::vector<std::string> order;
+  for (const Finding* f : group) {
+    for (const ConfigDelta& c : f->evidence.front().config) {
+      auto it = std::find_if(into.begin(), into.end(), [&](const ConfigDelta& d) { return d.key == c.key; });
+      if (it == into.end()) into.push_back(c);
+      else it->by_rule |= c.by_rule;
+    }
+    const std::string keys = Keys(f->evidence.front());
+    if (by_keys.find(keys) == by_keys.end()) order.push_back(keys);
+    ++by_keys[keys].first;
+    by_keys[keys].second += f->saved_pct_of_run;
+  }
+  std::vector<std::string> parts;
+  for (const auto& keys : order)
+    parts.push_back(fmt::format("{} at {} place{} ({:.1f}% of the run)", keys, by_keys[keys].first,
+                                by_keys[keys].first == 1 ? "" : "s", by_keys[keys].second));
+  return fmt::format("{}", fmt::join(parts, "; "));
 }
 
 // The group's costs added up into its largest finding, whose label, rules
@@ -111,10 +146,15 @@ Finding Fold(const std::vector<const Finding*>& group, bool energy) {
     AddNamedCounts(group, &Evidence::only_a, e.only_a);
     AddNamedCounts(group, &Evidence::only_b, e.only_b);
     const char* what = e.kind == EvidenceClass::kKernels ? "kernels" : "operators";
-    f.label = fmt::format("{} and {} more places with the same {}", f.label, n - 1, what);
-    f.why = fmt::format("{:.1f}% more {} at {} places with the same {} on each side, time {:+.1f}%; the largest: {}",
-                        f.cost_delta_pct, energy ? "energy" : "time", n, what, f.time_delta_pct, f.why);
-    e.summary = fmt::format("at {} places; at the largest: {}", n, e.summary);
+    const bool configured = !e.config.empty();
+    const std::string same = configured ? fmt::format("{} the configuration chose", what)
+                                        : fmt::format("the same {}", what);
+    f.label = fmt::format("{} and {} more places with {}", f.label, n - 1, same);
+    f.why = fmt::format("{:.1f}% more {} at {} places with {} on each side, time {:+.1f}%; the largest: {}",
+                        f.cost_delta_pct, energy ? "energy" : "time", n, same, f.time_delta_pct, f.why);
+    e.summary = configured ? fmt::format("{} chosen by the configuration at {} places: {}; at the largest: {}", what,
+                                         n, AddConfig(group, e.config), e.summary)
+                           : fmt::format("at {} places; at the largest: {}", n, e.summary);
     return f;
   }
   const SideCost& hi = f.costly == 'a' ? f.a : f.b;

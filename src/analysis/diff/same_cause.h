@@ -8,7 +8,10 @@
 // - one substitution repeated at places with other names or lines (a flag
 //   that changes the kernel of every GEMM, each layer in its own NVTX range):
 //   a kernels or operators finding per place, each naming the same kernels or
-//   operators on each side.
+//   operators on each side;
+// - a configuration that differs between the runs (TF32 off): a kernels
+//   finding per place, each GEMM shape and convolution with its own kernels,
+//   each naming the keys that steer them.
 // The waste findings of one side with one cause become one finding holding
 // their regions, costed as their sum (timeline: its waits per iteration
 // added up).
