@@ -7,8 +7,9 @@
 #  3. records both sides of every case, diffs them, compares the top finding with the
 #     expectation and writes RESULTS.md (cases/run_all.py).
 # Files back in $OUT (6): build.log, groundtruth.txt, groundtruth.json, run_all.txt,
-# RESULTS.md, runs.tar.xz (cases/<case>/runs/: packed run files, provenance.json and diff.json to commit;
-# unpack from the repository root with `tar -xJf runs.tar.xz`).
+# RESULTS.md, runs.tar.xz (cases/<case>/runs/ of this call's cases: packed run files, provenance.json
+# and diff.json to commit; unpack from the repository root with `tar -xJf runs.tar.xz`; past
+# RUNS_CAP_MIB the largest cases' run files stay behind, and the log names them).
 #
 #   scripts/gpu/cases.sh [--groundtruth-only | --groundtruth FILE] [--seconds 1.5] [--trials 3]
 #                        [--cases a,b] [--replay] [--no-aa] [--diff-args '--threshold 5']
@@ -125,14 +126,23 @@ if [ $mode = full ]; then
     --magneton build-gpu/magneton --results "$OUT/RESULTS.md" --budget $rb --device $dev "${small[@]}" \
     --runs-root "$runs_root/cases" --timeout 120 $replay $no_aa --diff-args "$diff_args" ${cases:+--cases "$cases"} 2>&1 |
     tee "$OUT/run_all.txt"
-  # One archive (files back are limited to 8, 16 MiB each): split only if it must.
-  if (cd "$runs_root" && ls -d cases/*/runs >/dev/null 2>&1 &&
-      tar -I 'xz -T0 -6' -cf "$OUT/runs.tar.xz" cases/*/runs 2>/dev/null); then
-    # 5 other files + at most 3 parts: past RUNS_CAP_MIB (45) only the diffs come back.
-    if [ "$(stat -c %s "$OUT/runs.tar.xz")" -gt $((${RUNS_CAP_MIB:-45} * 1024 * 1024)) ]; then
-      (cd "$runs_root" && tar -I 'xz -T0 -6' -cf "$OUT/runs.tar.xz" cases/*/runs/*.json)
-      echo "cases.sh: the run files exceed ${RUNS_CAP_MIB:-45} MiB packed; runs.tar.xz holds the diffs (diff.json, aa.json) and provenance only"
-    fi
+  # One archive of this call's cases (the others' runs are committed already),
+  # split only if it must (files back are limited to 8, 16 MiB each: 5 other
+  # files + at most 3 parts). Each case's run files are packed in its own
+  # runs.tar.xz; past RUNS_CAP_MIB (45) the largest are left out, their diffs kept.
+  cap=$((${RUNS_CAP_MIB:-45} * 1024 * 1024)) total=0 files=() left_out=()
+  while read -r size pack; do
+    if [ $((total + size)) -le $cap ]; then files+=("$pack"); total=$((total + size)); else left_out+=("$pack"); fi
+  done < <(cd "$runs_root" && for d in cases/*/runs; do
+             name=${d#cases/}; name=${name%/runs}
+             [ -n "$cases" ] && [[ ",$cases," != *",$name,"* ]] && continue
+             ls "$d"/*.json 2>/dev/null | sed 's/^/0 /'
+             [ -f "$d/runs.tar.xz" ] && echo "$(stat -c %s "$d/runs.tar.xz") $d/runs.tar.xz"
+           done | sort -n)
+  if [ ${#files[@]} -gt 0 ] && (cd "$runs_root" && tar -I 'xz -T0 -6' -cf "$OUT/runs.tar.xz" "${files[@]}"); then
+    for f in "${left_out[@]}"; do
+      echo "cases.sh: $f left out ($(( $(stat -c %s "$runs_root/$f") / 1048576 )) MiB; past the ${RUNS_CAP_MIB:-45} MiB cap): its diffs came back"
+    done
     if [ "$(stat -c %s "$OUT/runs.tar.xz")" -gt $((15 * 1024 * 1024)) ]; then
       split -b 15M -d "$OUT/runs.tar.xz" "$OUT/runs.tar.xz.part" && rm "$OUT/runs.tar.xz"
       echo "cases.sh: runs.tar.xz split in parts (cat runs.tar.xz.part* | tar -xJ)"
