@@ -262,6 +262,9 @@ TEST(DiffSameWork, TheWaitsOfOneCauseAtSeveralPlacesAreOneFinding) {
       EXPECT_EQ(pair.finding, 0);
     }
   }
+  // The timelines' items point at the findings that are left.
+  for (const auto* t : {&r->timelines.a, &r->timelines.b})
+    for (const auto& it : t->items) EXPECT_LT(it.finding, static_cast<int>(r->findings.size())) << it.name;
 }
 
 TEST(DiffSameWork, TheDeviceIdlingThroughTheStepAfterASyncIsOneRunLevelFinding) {

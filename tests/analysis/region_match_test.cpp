@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <random>
 
 #include "analysis/fingerprint/fingerprint_compare.h"
 #include "core/store.h"
@@ -320,6 +321,126 @@ TEST(RegionMatch, RepeatedValuesAreSearchedForOnce) {
   ASSERT_GT(one.regions.size(), 10u);
   EXPECT_EQ(all.regions.size(), 5 * one.regions.size());
   EXPECT_LE(all.stats.comparisons, one.stats.comparisons + one.stats.comparisons / 2);
+}
+
+
+// A loss summed chunk by chunk from zero (cases/pytorch-12461): each chunk's
+// squared differences of the kept elements, selected by a boolean mask on one
+// side (as many values as the mask keeps), multiplied by it on the other (zeros
+// where it drops). Between the chunk inputs and the loss, the only equivalent
+// values are one-element ones: each chunk's sum and the running loss. They
+// must be cut points, each chunk a region of its own with its sum compared:
+// taken for constants, nothing after the inputs matched.
+TEST(RegionMatch, AChunkedLossIsCutAtEachChunksSum) {
+  constexpr int kChunks = 4;
+  std::mt19937 rng(11);
+  std::vector<tiny::T> masks(kChunks);
+  for (auto& m : masks) {
+    m.shape = {2, 16};
+    for (int i = 0; i < 32; ++i) m.v.push_back(static_cast<float>(rng() % 2));
+  }
+  auto program = [&](bool select) {
+    tiny::Eager e(5);
+    std::vector<tiny::T> pred, target, mask;
+    for (int c = 0; c < kChunks; ++c) {
+      pred.push_back(e.Input({2, 16}));
+      target.push_back(e.Input({2, 16}));
+      e.dtype = "bool";
+      mask.push_back(e.Feed(masks[c]));
+      e.dtype = "float32";
+    }
+    auto sum = [&](const tiny::T& x) {
+      double acc = 0;
+      for (float v : x.v) acc += v;
+      tiny::T s{{}, {static_cast<float>(acc)}, -1};
+      e.Record("aten::sum", {&x}, {&s});
+      return s;
+    };
+    auto sub = [&](const tiny::T& x, const tiny::T& y) {
+      tiny::T d = x;
+      for (size_t i = 0; i < d.v.size(); ++i) d.v[i] -= y.v[i];
+      e.Record("aten::sub", {&x, &y}, {&d});
+      return d;
+    };
+    auto kept = [&](const tiny::T& x, const tiny::T& m) {
+      tiny::T k{{0}, {}, -1};
+      for (size_t i = 0; i < x.v.size(); ++i)
+        if (m.v[i] != 0) k.v.push_back(x.v[i]);
+      k.shape = {k.numel()};
+      e.Record("aten::index", {&x, &m}, {&k});
+      return k;
+    };
+    tiny::T loss{{}, {0.0f}, -1};
+    e.Record("aten::zeros", {}, {&loss});
+    for (int c = 0; c < kChunks; ++c) {
+      const tiny::T d = select ? sub(kept(pred[c], mask[c]), kept(target[c], mask[c]))
+                               : e.Mul(sub(pred[c], target[c]), mask[c]);
+      loss = e.Add(loss, sum(e.Mul(d, d)));
+    }
+    return std::move(e.run);
+  };
+  const magneton::Run a = program(true), b = program(false);
+  MatchResult m = MatchRuns(a, b);
+  testing::CheckWellFormed(m, a, b, MatchOptions{}.tolerance);
+  EXPECT_TRUE(m.unmatched_a.empty());
+  EXPECT_TRUE(m.unmatched_b.empty());
+  int chunks = 0;
+  for (const auto& r : m.regions) {
+    const auto sums = CountNamed(a, r.ops_a, "aten::sum");
+    EXPECT_EQ(sums, CountNamed(b, r.ops_b, "aten::sum"));
+    EXPECT_LE(sums, 1) << "two chunks in one region";
+    if (sums == 0) continue;
+    ++chunks;
+    EXPECT_EQ(CountNamed(a, r.ops_a, "aten::index"), 2);
+    ASSERT_FALSE(r.outputs_a.empty());
+    EXPECT_LT(r.output_rel_diff, 1e-5);
+  }
+  EXPECT_EQ(chunks, kChunks);
+}
+
+// A one-element value computed from one-element values alone is the same
+// number wherever that code runs: an optimizer's step counters (2.0 for every
+// parameter), incremented one parameter at a time on one side and all at once
+// on the other, whose fused update is recorded writing nothing. Taken for
+// evidence, every counter of one side was the other's, and one region paired
+// the updates of every parameter but the last with the counters' increment.
+TEST(RegionMatch, CountersOfOneValueAreNoEvidence) {
+  constexpr int kParams = 4;
+  auto program = [&](bool fused) {
+    tiny::Eager e(9);
+    std::vector<tiny::T> params, grads, steps;
+    for (int i = 0; i < kParams; ++i) {
+      params.push_back(e.Input({64}));
+      grads.push_back(e.Input({64}, 1e-2f));
+      steps.push_back(e.Feed(tiny::T{{}, {1.0f}, -1}));
+    }
+    if (fused) {
+      std::vector<tiny::T> next = steps;
+      std::vector<const tiny::T*> in;
+      std::vector<tiny::T*> out;
+      for (int i = 0; i < kParams; ++i) {
+        next[i].v[0] += 1;
+        in.push_back(&steps[i]);
+        out.push_back(&next[i]);
+      }
+      e.Record("aten::_foreach_add_", in, out);
+      std::vector<const tiny::T*> all;
+      for (int i = 0; i < kParams; ++i) all.insert(all.end(), {&params[i], &grads[i], &next[i]});
+      e.Record("aten::_fused_adam_", all, {});
+    } else {
+      for (int i = 0; i < kParams; ++i) {
+        const tiny::T step = e.AddScalar(steps[i], 1.0f, "aten::add_");
+        e.Record("aten::item", {&step}, {});
+        const tiny::T m = e.Scale(grads[i], 0.1f, "aten::lerp_");
+        e.Add(params[i], e.Scale(m, -1e-2f), "aten::addcdiv_");
+      }
+    }
+    return std::move(e.run);
+  };
+  const magneton::Run a = program(false), b = program(true);
+  MatchResult m = MatchRuns(a, b);
+  testing::CheckWellFormed(m, a, b, MatchOptions{}.tolerance);
+  EXPECT_TRUE(m.regions.empty());
 }
 
 }  // namespace

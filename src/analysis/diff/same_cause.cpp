@@ -208,6 +208,9 @@ void FoldSameCause(DiffReport& report) {
   for (size_t i = 0; i < folded.size(); ++i) new_index[i] = ranked[static_cast<size_t>(kept_index[into[i]])];
   for (auto& r : report.regions)
     if (r.finding >= 0) r.finding = new_index[static_cast<size_t>(r.finding)];
+  for (auto* t : {&report.timelines.a, &report.timelines.b})
+    for (auto& it : t->items)
+      if (it.finding >= 0) it.finding = new_index[static_cast<size_t>(it.finding)];
 }
 
 }  // namespace magneton::analysis

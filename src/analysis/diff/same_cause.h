@@ -21,7 +21,7 @@
 
 namespace magneton::analysis {
 
-// Folds, re-ranks and re-points the regions at their findings. A run with one
+// Folds, re-ranks and re-points the regions and timeline items at their findings. A run with one
 // such finding per cause is left as it is.
 void FoldSameCause(DiffReport& report);
 

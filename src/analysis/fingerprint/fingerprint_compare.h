@@ -21,8 +21,9 @@ DtypeClass ClassifyDtype(const std::string& dtype);
 inline constexpr double kNotComparable = std::numeric_limits<double>::infinity();
 
 // A fingerprint that can tell tensors apart: at least two values that are not
-// all equal. Constants (zeros, masks of ones, scalars) match far too much to
-// serve as evidence.
+// all equal. Constants (zeros, masks of ones) match far too much to serve as
+// evidence; a scalar does only where it is computed from data (the matcher's
+// data scalars, match/tensor_classes.cpp).
 bool Informative(const Tensor& t);
 
 // A mask: every sampled value is the tensor's min or its max (a causal

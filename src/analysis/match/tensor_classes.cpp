@@ -44,6 +44,57 @@ std::vector<const Tensor*> CoreValueTensors(const MatchSide& s) {
 
 uint64_t ClassHash(int32_t c) { return MixHash(static_cast<uint64_t>(c)); }
 
+// What a value is worth as evidence of equivalence (docs/matching.md,
+// "Tensor equivalence and tolerance" and "Data scalars").
+enum class Evidence : uint8_t {
+  kNone,
+  kTensor,  // an informative fingerprint: at least two values, not all equal
+  kScalar,  // a data scalar: one value computed from the data
+};
+
+// A floating-point value of one element, finite and not zero: a loss, a
+// norm, a chunk's sum. Zero (an accumulator's start, an empty sum) equals
+// every other zero; integer and bool scalars (counts, indices, flags) repeat
+// everywhere.
+bool ScalarValue(const Tensor& t) {
+  if (!t.fingerprint || t.fingerprint->numel != 1 || ClassifyDtype(t.dtype) != DtypeClass::kFloat) return false;
+  const double x = t.fingerprint->mean;
+  return std::isfinite(x) && x != 0 && t.fingerprint->max == t.fingerprint->min;
+}
+
+// Per value of a side: its evidence. A scalar value is a data scalar when its
+// node reads data: a tensor with an informative fingerprint (a reduction) or
+// a data scalar (an accumulation). A scalar computed from scalars alone (a
+// step counter, a bias correction from it) is the same number wherever that
+// code runs.
+std::vector<Evidence> EvidenceOf(const MatchSide& s) {
+  const DataflowGraph& g = s.graph;
+  const Run& run = *s.run;
+  const int64_t n_tensors = static_cast<int64_t>(run.tensors.size());
+  std::vector<Evidence> ev(g.values.size(), Evidence::kNone);
+  auto reads_data = [&](int32_t node) {
+    for (const int32_t* r = g.reads.from(node); r != g.reads.to(node); ++r)
+      if (ev[*r] != Evidence::kNone) return true;
+    for (int64_t i : run.ops[g.node_op[node]].inputs)
+      if (i >= 0 && i < n_tensors && Informative(run.tensors[i])) return true;
+    return false;
+  };
+  for (int32_t node = 0; node < g.num_nodes(); ++node) {
+    int data = -1;  // reads_data(node), once asked
+    for (const int32_t* x = g.writes.from(node); x != g.writes.to(node); ++x) {
+      if (g.values[*x].tensor >= n_tensors) continue;
+      const Tensor& t = run.tensors[g.values[*x].tensor];
+      if (Informative(t)) {
+        ev[*x] = Evidence::kTensor;
+      } else if (ScalarValue(t)) {
+        if (data < 0) data = reads_data(node);
+        if (data) ev[*x] = Evidence::kScalar;
+      }
+    }
+  }
+  return ev;
+}
+
 // Finds, for each value that passes its input on unchanged (a view, a copy,
 // a cast within tolerance), that input on the same side. Such a value needs
 // no search of its own: one comparison with a nearby tensor instead of one
@@ -54,13 +105,14 @@ struct Chains {
   std::vector<int32_t> follows;
   int64_t comparisons = 0;
 };
-Chains FindLayoutChains(const MatchSide& s, const std::vector<const Tensor*>& tensors, double tolerance) {
+Chains FindLayoutChains(const MatchSide& s, const std::vector<const Tensor*>& tensors,
+                        const std::vector<Evidence>& evidence, double tolerance) {
   const DataflowGraph& g = s.graph;
   Chains c;
   c.follows.assign(tensors.size(), -2);
   for (size_t v = 0; v < tensors.size(); ++v) {
     const Tensor* t = tensors[v];
-    if (!t || !Informative(*t)) continue;
+    if (!t || evidence[v] == Evidence::kNone) continue;
     c.follows[v] = -1;
     const int32_t node = g.values[v].producer;
     const double rms = RootMeanSquare(*t->fingerprint);
@@ -145,10 +197,15 @@ TensorClasses ClassifyValues(const MatchSide& a, const MatchSide& b, double tole
   TensorClasses out;
   const std::vector<const Tensor*> ta = CoreValueTensors(a), tb = CoreValueTensors(b);
   const int32_t na = static_cast<int32_t>(ta.size()), nb = static_cast<int32_t>(tb.size());
+  std::vector<Evidence> ev_a, ev_b;
   Chains chains_a, chains_b;
   {
-    std::thread other([&] { chains_b = FindLayoutChains(b, tb, tolerance); });
-    chains_a = FindLayoutChains(a, ta, tolerance);
+    std::thread other([&] {
+      ev_b = EvidenceOf(b);
+      chains_b = FindLayoutChains(b, tb, ev_b, tolerance);
+    });
+    ev_a = EvidenceOf(a);
+    chains_a = FindLayoutChains(a, ta, ev_a, tolerance);
     other.join();
   }
   out.comparisons = chains_a.comparisons + chains_b.comparisons;
@@ -200,6 +257,38 @@ TensorClasses ClassifyValues(const MatchSide& a, const MatchSide& b, double tole
     }
   });
 
+  // Data scalars: the index holds tensors of two values or more. A scalar's
+  // fingerprint is its value, so side b's leading scalars are sorted by it
+  // and each of side a's is compared with those in reach: within tolerance t
+  // of x, |y - x| <= |x| t / (1 - t) (1% slack for rounding).
+  {
+    std::vector<std::pair<double, int32_t>> scalars_b;  // (value, b value)
+    for (int32_t w = 0; w < nb; ++w)
+      if (indexed[w] && ev_b[w] == Evidence::kScalar) scalars_b.emplace_back(indexed[w]->fingerprint->mean, w);
+    std::sort(scalars_b.begin(), scalars_b.end());
+    Found& f = found[0];
+    std::vector<std::pair<double, int32_t>> near;
+    for (int32_t v = 0; v < na && !scalars_b.empty(); ++v) {
+      if (chains_a.follows[v] != -1 || first_a[v] != v || ev_a[v] != Evidence::kScalar) continue;
+      const double x = ta[v]->fingerprint->mean;
+      const double reach = tolerance < 1 ? 1.01 * std::fabs(x) * tolerance / (1 - tolerance) : INFINITY;
+      const double pos = a.graph.values[v].producer / size_a;
+      near.clear();
+      auto it = std::lower_bound(scalars_b.begin(), scalars_b.end(), x - reach,
+                                 [](const std::pair<double, int32_t>& e, double y) { return e.first < y; });
+      for (; it != scalars_b.end() && it->first <= x + reach; ++it) {
+        ++f.comparisons;
+        if (FingerprintsWithin(*ta[v], *tb[it->second], tolerance))
+          near.emplace_back(std::fabs(b.graph.values[it->second].producer / size_b - pos), it->second);
+      }
+      if (static_cast<int>(near.size()) > max_equivalents) {
+        std::nth_element(near.begin(), near.begin() + max_equivalents, near.end());
+        near.resize(max_equivalents);
+      }
+      for (auto& [dist, w] : near) f.pairs.emplace_back(v, w);
+    }
+  }
+
   UnionFind uf(static_cast<size_t>(na) + nb);
   for (int32_t v = 0; v < na; ++v)
     if (chains_a.follows[v] >= 0) uf.Join(v, chains_a.follows[v]);
@@ -215,9 +304,9 @@ TensorClasses ClassifyValues(const MatchSide& a, const MatchSide& b, double tole
   out.of_a.assign(na, -1);
   out.of_b.assign(nb, -1);
   for (int32_t v = 0; v < na; ++v)
-    if (ta[v] && Informative(*ta[v])) out.of_a[v] = uf.Find(v);
+    if (ta[v] && ev_a[v] != Evidence::kNone) out.of_a[v] = uf.Find(v);
   for (int32_t w = 0; w < nb; ++w)
-    if (tb[w] && Informative(*tb[w])) out.of_b[w] = uf.Find(na + w);
+    if (tb[w] && ev_b[w] != Evidence::kNone) out.of_b[w] = uf.Find(na + w);
   return out;
 }
 
@@ -245,7 +334,11 @@ std::vector<uint64_t> CrossingHashes(const MatchSide& side, const std::vector<in
   // every cut from forming between the layers: masks say where, not what,
   // and do not cross.
   std::vector<uint8_t> mask(g.values.size());
-  for (size_t v = 0; v < g.values.size(); ++v) mask[v] = TwoValued(side.run->tensors[g.values[v].tensor]);
+  // A data scalar is its one value, not a mask: it crosses.
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    const Tensor& t = side.run->tensors[g.values[v].tensor];
+    mask[v] = Informative(t) && TwoValued(t);
+  }
   // Live intervals [writer, last reader) of data values, as add and remove
   // events bucketed by position.
   std::vector<int32_t> add_begin(n + 1, 0), drop_begin(n + 1, 0);

@@ -11,8 +11,9 @@
 namespace magneton::analysis {
 
 struct TensorClasses {
-  // Per value of each side: its class, or -1 when it has no informative
-  // fingerprint or is not written by a core node. Values joined by an
+  // Per value of each side: its class, or -1 when it is no evidence (neither
+  // an informative fingerprint nor a data scalar: docs/matching.md, "Data
+  // scalars") or is not written by a core node. Values joined by an
   // equivalence (within tolerance) share a class; a value with no
   // equivalent on the other side has a class of its own.
   std::vector<int32_t> of_a, of_b;
