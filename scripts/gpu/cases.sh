@@ -14,6 +14,8 @@
 #   scripts/gpu/cases.sh [--groundtruth-only | --groundtruth FILE] [--seconds 1.5] [--trials 3]
 #                        [--cases a,b] [--replay] [--no-aa] [--diff-args '--threshold 5']
 # --no-aa: no A/A run (each case's wasteful side recorded a second time; cases/README.md).
+# CASE_TIMEOUT: seconds allowed to each recording and diff (default 120; a case whose step is
+# many training steps, item-per-step's ten GPT-2 steps, fingerprints them all in its recording pass).
 # --groundtruth FILE: measure no ground truth; record and diff against FILE's
 # (e.g. cases/groundtruth-h200.json from an earlier call).
 #
@@ -124,7 +126,7 @@ if [ $mode = full ]; then
   rb=$(( $(left) - 15 )); [ "$rb" -lt 30 ] && rb=30
   PYTHONPATH=$PWD/python timeout -k 5 $(( rb + 10 )) python3 -u cases/run_all.py --groundtruth "$OUT/groundtruth.json" \
     --magneton build-gpu/magneton --results "$OUT/RESULTS.md" --budget $rb --device $dev "${small[@]}" \
-    --runs-root "$runs_root/cases" --timeout 120 $replay $no_aa --diff-args "$diff_args" ${cases:+--cases "$cases"} 2>&1 |
+    --runs-root "$runs_root/cases" --timeout "${CASE_TIMEOUT:-120}" $replay $no_aa --diff-args "$diff_args" ${cases:+--cases "$cases"} 2>&1 |
     tee "$OUT/run_all.txt"
   # One archive of this call's cases (the others' runs are committed already),
   # split only if it must (files back are limited to 8, 16 MiB each: 5 other
