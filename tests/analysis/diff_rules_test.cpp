@@ -124,6 +124,8 @@ TEST(DiffRules, TimelineRulesNameTheCauseOnTheCostlierSide) {
             Ids{"scalar-read-per-step"});
   EXPECT_EQ(fired({{"cudaDeviceSynchronize before aten::linear at model.py:12 (forward)", 4}}, none, 'a', kCauseSyncs),
             Ids{"explicit-synchronize"});
+  EXPECT_EQ(fired({{"cudaDeviceSynchronize at hooks.py:9 (sync_hook)", 4}}, none, 'a', kCauseSyncs),
+            Ids{"explicit-synchronize"});
   EXPECT_EQ(fired({{"cudaMemcpy in aten::_to_copy at train.py:30 (step)", 2}}, none, 'a', kCauseSyncs),
             Ids{"blocking-copy-in-step"});
   EXPECT_EQ(fired(none, none, 'b', kCauseLateLaunch), Ids{"launch-bound-step"});

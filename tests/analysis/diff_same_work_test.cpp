@@ -106,8 +106,10 @@ void AddSync(magneton::Run& run, int64_t correlation, int64_t at) {
 
 // Measured passes of a SameWork pair; on b the host launches each kernel
 // 150 us late. With `syncs`, b waits for the device before each launch
-// (cudaStreamSynchronize), as its recording pass does inside each operator.
-Result<DiffReport> DiffLateLaunches(Pair& p, bool syncs) {
+// (cudaStreamSynchronize), as its recording pass does inside each operator
+// (or as `record_sync` places the recording pass's call before kernel k).
+Result<DiffReport> DiffLateLaunches(Pair& p, bool syncs,
+                                    std::function<void(magneton::Run&, const Kernel&)> record_sync = nullptr) {
   auto one = [](const std::string&) { return 1.0; };
   magneton::Run measured_a = fixture::TimelinePass(p.a.b.run, 4, one, 0);
   magneton::Run measured_b = fixture::TimelinePass(p.b.b.run, 4, one, 0);
@@ -124,10 +126,15 @@ Result<DiffReport> DiffLateLaunches(Pair& p, bool syncs) {
   if (syncs)
     for (magneton::Run* run : {&measured_b, &p.b.b.run}) {
       for (auto& c : run->api_calls) c.correlation *= 10;
-      for (auto& k : run->kernels) {
+      for (size_t i = 0; i < run->kernels.size(); ++i) {
+        Kernel& k = run->kernels[i];
         k.correlation *= 10;
-        // In the recording pass, inside the op that launches the kernel.
-        AddSync(*run, k.correlation - 5, run == &measured_b ? k.start_ns - 20'000 : run->ops[k.op].start_ns + 1);
+        if (run == &measured_b)
+          AddSync(*run, k.correlation - 5, k.start_ns - 20'000);
+        else if (record_sync)
+          record_sync(*run, k);
+        else  // in the recording pass, inside the op that launches the kernel
+          AddSync(*run, k.correlation - 5, run->ops[k.op].start_ns + 1);
       }
     }
   energy::Attribution ea = p.a.Energy(), eb = p.b.Energy();
@@ -345,6 +352,40 @@ TEST(DiffSameWork, TheSynchronizingCallsBeforeTheWaitAreNamedWithTheirLine) {
   EXPECT_EQ(params[0].subject + " " + params[0].parameter + "=" + params[0].value_b,
             "synchronizing calls cudaStreamSynchronize in aten::gelu at model.py:88 (attention)=5");
   EXPECT_EQ(params[1].value_b, kCauseSyncs);
+}
+
+// A torch.cuda.synchronize() in a forward hook: the recording pass's call
+// runs between operators, and the recorder took the call's own Python stack.
+// The finding names the hook's line, not the next operator's.
+TEST(DiffSameWork, ASynchronizeBetweenOperatorsIsNamedAtItsOwnLine) {
+  Pair p = SameWork(1.0, 1.0);
+  magneton::Run& rec = p.b.b.run;
+  const auto frame = static_cast<int64_t>(rec.frames.size());
+  rec.frames.push_back({frame, "python", "sync_hook", "hooks.py", 12, ""});
+  rec.frames.push_back({frame + 1, "python", "synchronize", "/site-packages/torch/cuda/__init__.py", 1083, ""});
+  const auto stack = static_cast<int64_t>(rec.stacks.size());
+  rec.stacks.push_back({stack, {frame + 1, frame}});
+  // Room between the top-level operators for the hook's call.
+  std::vector<int64_t> tops;
+  for (const auto& op : rec.ops)
+    if (op.parent == kNone) tops.push_back(op.start_ns);
+  std::sort(tops.begin(), tops.end());
+  for (auto& op : rec.ops)
+    if (auto next = std::upper_bound(tops.begin(), tops.end(), op.start_ns); next != tops.end())
+      op.end_ns = std::min(op.end_ns, *next - 100);
+  auto r = DiffLateLaunches(p, true, [&](magneton::Run& run, const Kernel& k) {
+    // Just before the top-level op that launches the kernel, outside it.
+    int64_t op = k.op;
+    while (run.ops[op].parent != kNone) op = run.ops[op].parent;
+    AddSync(run, k.correlation - 5, run.ops[op].start_ns - 50);
+    run.api_calls.back().stack = stack;
+  });
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const Finding& f = r->findings.at(0);
+  ASSERT_EQ(f.evidence_class(), EvidenceClass::kTimeline);
+  EXPECT_NE(f.evidence[0].summary.find("b cudaStreamSynchronize at hooks.py:12 (sync_hook) x5"), std::string::npos)
+      << f.evidence[0].summary;
+  EXPECT_EQ(f.evidence[0].summary.find("before aten::"), std::string::npos) << f.evidence[0].summary;
 }
 
 // b's host launches each kernel 150 us late and reads a value back at the

@@ -366,3 +366,27 @@ def test_a_compiled_graph_is_one_operator_with_its_tensors(tmp_path):
     last = max((op for op in eager["ops"] if op["parent"] == -1 and op["outputs"]), key=lambda op: op["id"])
     want = eager["tensors"][last["outputs"][0]]["fingerprint"]
     assert abs(out["fingerprint"]["mean"] - want["mean"]) <= 1e-5 * max(1.0, abs(want["mean"]))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: waits are CUPTI's calls")
+def test_a_synchronize_between_operators_carries_its_python_line(tmp_path):
+    # A forward hook that synchronizes: the call runs between operators, so
+    # only its own stack can name the hook's line (sync_sites.h).
+    lin = torch.nn.Linear(64, 64).cuda()
+    x = torch.randn(8, 64, device="cuda")
+
+    def sync_hook(module, inputs, output):
+        torch.cuda.synchronize()
+
+    lin.register_forward_hook(sync_hook)
+    path = tmp_path / "sync.mgt"
+    with magneton.record(path, fingerprints=True):
+        lin(x)
+    run = magneton.load_run(path)
+    syncs = [a for a in run["api_calls"] if a["name"].startswith("cudaDeviceSynchronize")]
+    assert syncs, sorted({a["name"] for a in run["api_calls"]})
+    line = sync_hook.__code__.co_firstlineno + 1
+    for call in syncs:
+        assert call["stack"] >= 0, call
+        frames = [run["frames"][i] for i in run["stacks"][call["stack"]]]
+        assert any(f["function"].endswith("sync_hook") and f["line"] == line for f in frames), frames

@@ -44,15 +44,21 @@ int64_t TopLevel(const Run& run, int64_t op) {
 }
 
 // "cudaStreamSynchronize in aten::item at train.py:41 (step)" for a call
-// inside an operator; "cudaDeviceSynchronize before aten::linear at model.py:30" for
-// one between operators.
-std::string Label(const Run& run, const std::string& name, int64_t inside, int64_t next) {
+// inside an operator; for one between operators, "cudaDeviceSynchronize at
+// model.py:30 (forward)" where the recording took the call's own stack (a
+// torch recording's Python stack), else "cudaDeviceSynchronize before
+// aten::linear at model.py:31".
+std::string Label(const Run& run, const SyncCall& call, int64_t inside, int64_t next) {
+  const std::string name = call.name();
   if (inside != kNone) {
     const int64_t top = TopLevel(run, inside);
     const std::string site = Describe(UserCallSite(run, run.ops[inside].stack));
     return site.empty() ? fmt::format("{} in {}", name, run.ops[top].name)
                         : fmt::format("{} in {} at {}", name, run.ops[top].name, site);
   }
+  if (call.api && call.api->stack != kNone)
+    if (const std::string own = Describe(UserCallSite(run, call.api->stack)); !own.empty())
+      return fmt::format("{} at {}", name, own);
   if (next == kNone) return name;
   const int64_t top = TopLevel(run, next);
   const std::string site = Describe(UserCallSite(run, run.ops[top].stack));
@@ -130,9 +136,9 @@ SyncSites::SyncSites(const Run& recorded, const Run& measured, const PassAlignme
     const SyncCall& c = rec_calls[i];
     const int64_t inside = EnclosingOp(recorded, by_start, c.api ? c.api->start_ns : c.sync->start_ns);
     if (rec_next[i] != kNone)
-      label_before[rec_next[i]].try_emplace(c.name(), Label(recorded, c.name(), inside, rec_next[i]));
-    else if (inside != kNone)
-      label_last.insert_or_assign(c.name(), Label(recorded, c.name(), inside, kNone));
+      label_before[rec_next[i]].try_emplace(c.name(), Label(recorded, c, inside, rec_next[i]));
+    else if (inside != kNone || (c.api && c.api->stack != kNone))
+      label_last.insert_or_assign(c.name(), Label(recorded, c, inside, kNone));
   }
   // The measured pass's calls, per iteration, before the recorded op of their next work.
   const auto calls = SyncCalls(measured);

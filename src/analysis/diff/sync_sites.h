@@ -57,9 +57,10 @@ class SyncSites {
 
   // The measured pass's synchronizing calls per iteration before the device
   // work of these recorded ops (pass every op, nested ones included), by
-  // "cudaStreamSynchronize in aten::item at train.py:41 (step)" (or "before
-  // <op> at <site>" for a call between operators; the bare name where the
-  // recording pass made no such call there).
+  // "cudaStreamSynchronize in aten::item at train.py:41 (step)" (for a call
+  // between operators, "at <site>" from the call's own stack, else "before
+  // <op> at <site>"; the bare name where the recording pass made no such
+  // call there).
   std::map<std::string, double> Before(const std::vector<int64_t>& ops) const;
 
  private:

@@ -5,6 +5,7 @@
 // is reachable through g_active; Start refuses a second one.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
@@ -186,9 +187,10 @@ ProcessorOptions Tracer::MakeProcessorOptions() {
   p.devices = options_.devices;
   p.api_name = [this](uint32_t domain, uint32_t cbid) { return ApiName(domain, cbid); };
   p.stack_of = [this](uint32_t correlation) -> int64_t {
-    if (!callbacks_ || !stacks_) return kNone;
-    auto index = callbacks_->StackIndex(correlation);
-    return index ? stacks_->RunId(*index) : kNone;
+    if (callbacks_ && stacks_)
+      if (auto index = callbacks_->StackIndex(correlation)) return stacks_->RunId(*index);
+    if (options_.wait_sites) return std::max<int64_t>(kNone, options_.wait_sites->StackOf(correlation));
+    return kNone;
   };
   return p;
 }
@@ -252,9 +254,9 @@ Status Tracer::Init() {
     Status st = CuptiStatus(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER), "cuptiActivityEnable(MARKER)");
     if (!st.ok()) pending_stats_.push_back(MakeStat(stats::kNvtxUnavailable, 1, st.message()));
   }
-  if (options_.stacks || !options_.only_ranges.empty()) {
+  if (options_.stacks || options_.wait_sites || !options_.only_ranges.empty()) {
     if (options_.stacks) stacks_ = std::make_unique<StackTable>(std::vector<std::string>{"libmagneton_cupti", "libcupti", "libcuda."});
-    callbacks_ = std::make_unique<LaunchCallbacks>(stacks_.get(), options_.only_ranges,
+    callbacks_ = std::make_unique<LaunchCallbacks>(stacks_.get(), options_.wait_sites, options_.only_ranges,
                                                    [this](bool enter) { OnRange(enter); });
     Status st = callbacks_->Subscribe();
     if (!st.ok()) {

@@ -2,6 +2,7 @@
 
 #include <generated_nvtx_meta.h>
 
+#include <algorithm>
 #include <span>
 #include <tuple>
 #include <vector>
@@ -57,6 +58,12 @@ constexpr CUpti_CallbackId kDriverWaits[] = {
     CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2,     CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2_ptsz,
 };
 
+bool IsWait(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  const auto ids = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? std::span<const CUpti_CallbackId>(kRuntimeWaits)
+                                                         : std::span<const CUpti_CallbackId>(kDriverWaits);
+  return std::find(ids.begin(), ids.end(), cbid) != ids.end();
+}
+
 // A runtime call (a launch, a wait) calls the driver's; the driver callback
 // reuses the runtime's stack instead of walking the same frames again.
 thread_local bool t_in_runtime_call = false;
@@ -71,21 +78,26 @@ const char* AsciiMessage(const nvtxEventAttributes_t* a) {
 
 }  // namespace
 
-LaunchCallbacks::LaunchCallbacks(StackTable* stacks, std::string range_prefix, std::function<void(bool)> on_range)
-    : stacks_(stacks), prefix_(std::move(range_prefix)), on_range_(std::move(on_range)) {}
+LaunchCallbacks::LaunchCallbacks(StackTable* stacks, WaitSites* waits, std::string range_prefix,
+                                 std::function<void(bool)> on_range)
+    : stacks_(stacks), waits_(waits), prefix_(std::move(range_prefix)), on_range_(std::move(on_range)) {}
 
 LaunchCallbacks::~LaunchCallbacks() { Unsubscribe(); }
 
 Status LaunchCallbacks::Subscribe() {
   MAGNETON_RETURN_IF_ERROR(CuptiStatus(cuptiSubscribe(&subscriber_, &LaunchCallbacks::OnCallback, this), "cuptiSubscribe"));
+  using Ids = std::span<const CUpti_CallbackId>;
+  auto enable = [&](CUpti_CallbackDomain domain, Ids ids, const char* what) -> Status {
+    for (auto cbid : ids) MAGNETON_RETURN_IF_ERROR(CuptiStatus(cuptiEnableCallback(1, subscriber_, domain, cbid), what));
+    return Status::Ok();
+  };
   if (stacks_) {
-    for (const auto& [domain, ids, what] :
-         {std::tuple{CUPTI_CB_DOMAIN_RUNTIME_API, std::span<const CUpti_CallbackId>(kRuntimeLaunches), "cuptiEnableCallback(runtime launch)"},
-          std::tuple{CUPTI_CB_DOMAIN_DRIVER_API, std::span<const CUpti_CallbackId>(kDriverLaunches), "cuptiEnableCallback(driver launch)"},
-          std::tuple{CUPTI_CB_DOMAIN_RUNTIME_API, std::span<const CUpti_CallbackId>(kRuntimeWaits), "cuptiEnableCallback(runtime wait)"},
-          std::tuple{CUPTI_CB_DOMAIN_DRIVER_API, std::span<const CUpti_CallbackId>(kDriverWaits), "cuptiEnableCallback(driver wait)"}})
-      for (auto cbid : ids)
-        MAGNETON_RETURN_IF_ERROR(CuptiStatus(cuptiEnableCallback(1, subscriber_, domain, cbid), what));
+    MAGNETON_RETURN_IF_ERROR(enable(CUPTI_CB_DOMAIN_RUNTIME_API, Ids(kRuntimeLaunches), "cuptiEnableCallback(runtime launch)"));
+    MAGNETON_RETURN_IF_ERROR(enable(CUPTI_CB_DOMAIN_DRIVER_API, Ids(kDriverLaunches), "cuptiEnableCallback(driver launch)"));
+  }
+  if (stacks_ || waits_) {
+    MAGNETON_RETURN_IF_ERROR(enable(CUPTI_CB_DOMAIN_RUNTIME_API, Ids(kRuntimeWaits), "cuptiEnableCallback(runtime wait)"));
+    MAGNETON_RETURN_IF_ERROR(enable(CUPTI_CB_DOMAIN_DRIVER_API, Ids(kDriverWaits), "cuptiEnableCallback(driver wait)"));
   }
   if (!prefix_.empty()) {
     for (auto cbid : {CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangePushEx, CUPTI_CBID_NVTX_nvtxRangePop,
@@ -109,11 +121,12 @@ void CUPTIAPI LaunchCallbacks::OnCallback(void* self, CUpti_CallbackDomain domai
   if (domain == CUPTI_CB_DOMAIN_NVTX) {
     cb->OnNvtx(cbid, *static_cast<const CUpti_NvtxData*>(data));
   } else if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-    cb->OnLaunch(domain, *static_cast<const CUpti_CallbackData*>(data));
+    cb->OnLaunch(domain, cbid, *static_cast<const CUpti_CallbackData*>(data));
   }
 }
 
-void LaunchCallbacks::OnLaunch(CUpti_CallbackDomain domain, const CUpti_CallbackData& data) {
+void LaunchCallbacks::OnLaunch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& data) {
+  if (waits_ && data.callbackSite == CUPTI_API_ENTER && IsWait(domain, cbid)) waits_->Entered(data.correlationId);
   if (!stacks_) return;
   const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
   if (data.callbackSite == CUPTI_API_EXIT) {

@@ -1,6 +1,6 @@
 // CUPTI callbacks on the host program's own threads: native stacks at kernel
-// launches and at calls that can wait for the device (--stacks), and NVTX
-// push/pop tracking (--only-ranges). Both run on the calling thread, so they
+// launches and at calls that can wait for the device (--stacks), the waits
+// told to a WaitSites, and NVTX push/pop tracking (--only-ranges). Both run on the calling thread, so they
 // only take a short lock and never write the run.
 #pragma once
 
@@ -15,16 +15,18 @@
 #include <unordered_map>
 
 #include "capture/cupti/stack_table.h"
+#include "capture/cupti/wait_sites.h"
 #include "core/status.h"
 
 namespace magneton::capture {
 
 class LaunchCallbacks {
  public:
-  // `stacks`: where launch stacks go (nullptr: none). `range_prefix`: NVTX
+  // `stacks`: where launch stacks go (nullptr: none). `waits`: told of each
+  // call that can wait for the device (nullptr: none). `range_prefix`: NVTX
   // push/pop ranges whose name starts with it call on_range(true) when entered
   // and on_range(false) when left (empty: NVTX is not watched).
-  LaunchCallbacks(StackTable* stacks, std::string range_prefix, std::function<void(bool)> on_range);
+  LaunchCallbacks(StackTable* stacks, WaitSites* waits, std::string range_prefix, std::function<void(bool)> on_range);
   ~LaunchCallbacks();
 
   Status Subscribe();
@@ -39,10 +41,11 @@ class LaunchCallbacks {
 
  private:
   static void CUPTIAPI OnCallback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
-  void OnLaunch(CUpti_CallbackDomain domain, const CUpti_CallbackData& data);
+  void OnLaunch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& data);
   void OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData& data);
 
   StackTable* stacks_;
+  WaitSites* waits_;
   const std::string prefix_;
   std::function<void(bool)> on_range_;
   CUpti_SubscriberHandle subscriber_ = nullptr;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "capture/cupti/api_selection.h"
+#include "capture/cupti/wait_sites.h"
 #include "core/run.h"
 #include "core/status.h"
 
@@ -55,6 +56,9 @@ struct TracerOptions {
   int64_t dump_max_bytes = 8 << 20;
   size_t buffer_bytes = 1 << 20;  // activity buffers handed to CUPTI (small: a full buffer reaches the file within ~0.5 s) ...
   size_t max_buffers = 256;       // ... at most this many at once; beyond, records are dropped and counted
+  // Told of each call that can wait for the device, and asked for its stack
+  // where no native stack was taken (wait_sites.h). nullptr: none.
+  WaitSites* wait_sites = nullptr;
 };
 
 class CuptiTracer {

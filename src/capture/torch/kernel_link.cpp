@@ -108,9 +108,11 @@ class CuptiCorrelation : public KernelCorrelation {
 }  // namespace
 
 Result<std::unique_ptr<KernelCorrelation>> KernelCorrelation::Start(RunWriter* writer, std::vector<Device>* devices,
-                                                                   std::mutex* writer_mutex, std::string_view api_calls) {
+                                                                   std::mutex* writer_mutex, std::string_view api_calls,
+                                                                   WaitSites* waits) {
   TracerOptions options;
   options.devices = devices;
+  options.wait_sites = waits;
   options.writer_mutex = writer_mutex;
   // Linking kernels to ops needs every API call: the external correlation
   // records come with the API records. With only the launch-like calls
@@ -131,7 +133,7 @@ Result<std::unique_ptr<KernelCorrelation>> KernelCorrelation::Start(RunWriter* w
 }
 #else
 Result<std::unique_ptr<KernelCorrelation>> KernelCorrelation::Start(RunWriter*, std::vector<Device>*, std::mutex*,
-                                                                   std::string_view) {
+                                                                   std::string_view, WaitSites*) {
   return MakeError(ErrorCode::kUnavailable, "kernel tracing: this build has no CUPTI tracer");
 }
 #endif

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "capture/cupti/wait_sites.h"
 #include "core/run.h"
 #include "core/status.h"
 #include "core/store.h"
@@ -87,8 +88,11 @@ class KernelCorrelation {
   // calls become rows, "all" (needed for external correlation), "launches"
   // or "none" (api_selection.h). kUnavailable when this build has no tracer
   // or CUPTI cannot start; kInvalidArgument for another `api_calls`.
+  // `waits`: told of the calls that can wait for the device, and asked for
+  // their stacks (nullptr: none).
   static Result<std::unique_ptr<KernelCorrelation>> Start(RunWriter* writer, std::vector<Device>* devices,
-                                                          std::mutex* writer_mutex, std::string_view api_calls);
+                                                          std::mutex* writer_mutex, std::string_view api_calls,
+                                                          WaitSites* waits = nullptr);
   virtual ~KernelCorrelation() = default;
   virtual void Push(uint64_t op_id) = 0;  // on the op's thread, at op start
   virtual void Pop() = 0;                 // same thread, at op end

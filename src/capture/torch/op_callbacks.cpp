@@ -181,6 +181,7 @@ class RecorderWorkScope {
  private:
   RecorderState& st_;
   const int64_t start_;
+  PythonWaitSites::OwnWork own_waits_;
 };
 
 // Fingerprints `todo` (tensor row, value) outside the lock and stores them.

@@ -73,7 +73,8 @@ void StartKernelTracing(RecorderState& st) {
   }
   Result<std::unique_ptr<KernelCorrelation>> kernels = MakeError(ErrorCode::kUnavailable, "kernel tracing failed");
   try {
-    kernels = KernelCorrelation::Start(target, &st.devices, &st.writer_mu, ApiCallsFor(st.options));
+    kernels = KernelCorrelation::Start(target, &st.devices, &st.writer_mu, ApiCallsFor(st.options),
+                                       st.options.stacks ? &st.wait_sites : nullptr);
   } catch (const std::exception& e) {
     kernels = MakeError(ErrorCode::kUnavailable, std::string("kernel tracing: ") + e.what());
   }
@@ -168,6 +169,13 @@ Status Recorder::SetPhase(RecordPhase phase) {
   SetOpCallbacks(st, ops);
   if (st.launches) st.launches->set_remember(ops);
   if (st.kernels) st.kernels->SetEnabled(phase != RecordPhase::kPaused);
+  // Where the program waits is the recording pass's to say (sync_sites.h):
+  // the measured pass runs without a profile function.
+  if (st.kernels && st.options.stacks && !st.wait_sites.Watch(phase == RecordPhase::kRecording)) {
+    std::lock_guard<std::mutex> lock(st.mu);
+    st.stats.push_back(MakeStat(stats::kStacksUnavailable, 1,
+                                "another Python profiler is set: waits for the device get no Python stack"));
+  }
   if (measured_from) SetInfoExtra("measured_from_ns", std::to_string(measured_from));
   return Status::Ok();
 }
@@ -257,6 +265,7 @@ void Summarize(RecorderState& st) {
 Result<RecordSummary> Recorder::Stop(int64_t idle_hold_ns) {
   if (stopped_) return *stopped_;
   RecorderState& st = *state_;
+  st.wait_sites.Watch(false);
   ReleaseRecording(state_);
   StopFlushing(st);
   const int64_t end = MonotonicNs();

@@ -20,6 +20,7 @@
 #include "capture/torch/energy_capture.h"
 #include "capture/torch/kernel_link.h"
 #include "capture/torch/op_observer.h"
+#include "capture/torch/python_wait_sites.h"
 #include "capture/torch/recorder.h"
 
 namespace magneton::capture {
@@ -94,6 +95,7 @@ class RecorderState {
   at::CallbackHandle counting = 0;
 
   PythonStacks stacks;
+  PythonWaitSites wait_sites{&stacks};  // the recording pass's waits, by their Python stack
 
   // The run's device table, shared with the samplers and the CUPTI tracer
   // (which appends to it and writes while holding writer_mu).

@@ -81,6 +81,7 @@ py::dict RunDict(const Run& run) {
   });
   d["tensors"] = TableList(tables::kTensors, run.tensors);
   d["kernels"] = TableList(tables::kKernels, run.kernels);
+  d["api_calls"] = TableList(tables::kApiCalls, run.api_calls);
   d["frames"] = TableList(tables::kFrames, run.frames);
   d["stacks"] = ListOf(run.stacks, [](const Stack& s) { return py::cast(s.frames); });
   d["config"] = run.config;
