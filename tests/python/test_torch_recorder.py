@@ -386,7 +386,10 @@ def test_a_synchronize_between_operators_carries_its_python_line(tmp_path):
     syncs = [a for a in run["api_calls"] if a["name"].startswith("cudaDeviceSynchronize")]
     assert syncs, sorted({a["name"] for a in run["api_calls"]})
     line = sync_hook.__code__.co_firstlineno + 1
-    for call in syncs:
-        assert call["stack"] >= 0, call
-        frames = [run["frames"][i] for i in run["stacks"][call["stack"]]]
-        assert any(f["function"].endswith("sync_hook") and f["line"] == line for f in frames), frames
+
+    def in_hook(call):
+        frames = [run["frames"][i] for i in run["stacks"][call["stack"]]] if call["stack"] >= 0 else []
+        return any(f["function"].endswith("sync_hook") and f["line"] == line for f in frames)
+
+    # The recorder synchronizes too (at its start and stop), elsewhere.
+    assert sum(map(in_hook, syncs)) == 1, [(c["name"], c["stack"]) for c in syncs]
