@@ -160,6 +160,31 @@ TEST(DiffKernels, ASynchronizeEachStepIsATimelineFindingNamingTheCall) {
   EXPECT_LT(r->a.account.idle, 0.05 * r->a.account.total);
 }
 
+// The same `loss.item()` and host work after it, in a step whose kernels are
+// shorter than their launches: the device has drained before the host
+// synchronizes, so the call returns at once and the device waits for the
+// host's launches either way. The calls are named, not blamed.
+TEST(DiffKernels, ASynchronizeInALaunchBoundStepIsNotWhyTheDeviceWaits) {
+  Variant item, plain;
+  item.item = true;
+  item.kernel_scale = plain.kernel_scale = 0.1;
+  auto r = DiffPrograms(item, 10, plain, 10, WithRules());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_GE(r->waste_count(), 1) << Dump(*r);
+  const Finding& f = *Top(*r);
+  EXPECT_EQ(f.costly, 'a');
+  EXPECT_EQ(f.evidence_class(), EvidenceClass::kTimeline) << Dump(*r);
+  auto sync = std::find_if(f.evidence.begin(), f.evidence.end(),
+                           [](const Evidence& e) { return Contains(e.summary, "synchronizing calls before"); });
+  ASSERT_NE(sync, f.evidence.end());
+  EXPECT_TRUE(Contains(sync->summary, "not why its device waits")) << sync->summary;
+  auto has = [&](const char* id) {
+    return std::any_of(f.rules.begin(), f.rules.end(), [&](const RuleHit& h) { return h.id == id; });
+  };
+  EXPECT_TRUE(has("launch-bound-step")) << Dump(*r);
+  EXPECT_FALSE(has("explicit-synchronize")) << Dump(*r);
+}
+
 TEST(DiffKernels, ASynchronizingCallWithAStackIsNamedWithItsLine) {
   // `record --stacks` walks the stack at synchronizing calls too: the innermost
   // frame outside CUDA's libraries names the code that makes the host wait.

@@ -92,14 +92,16 @@ TEST(DiffSameWork, SlowerKernelsAreTheDeviceNotTheCodeAndLowerClocksAreNamed) {
       << throttled.findings.at(0).why;
 }
 
-// A cudaStreamSynchronize at `at` with its CUPTI synchronization record.
-void AddSync(magneton::Run& run, int64_t correlation, int64_t at) {
+// A cudaStreamSynchronize at `at` with its CUPTI synchronization record; the
+// host blocks in it for `blocked_ns` (waiting for the device to drain).
+void AddSync(magneton::Run& run, int64_t correlation, int64_t at, int64_t blocked_ns = 0) {
   run.api_calls.push_back({static_cast<int64_t>(run.api_calls.size()), "cudaStreamSynchronize_v3020", "runtime", 77,
-                           at, at + 1000, correlation, kNone});
+                           at, at + blocked_ns + 1000, correlation, kNone});
   Transfer t;
   t.id = static_cast<int64_t>(run.transfers.size());
   t.kind = "sync";
-  t.start_ns = t.end_ns = at;
+  t.start_ns = at;
+  t.end_ns = at + blocked_ns;
   t.correlation = correlation;
   run.transfers.push_back(t);
 }
@@ -107,9 +109,11 @@ void AddSync(magneton::Run& run, int64_t correlation, int64_t at) {
 // Measured passes of a SameWork pair; on b the host launches each kernel
 // 150 us late. With `syncs`, b waits for the device before each launch
 // (cudaStreamSynchronize), as its recording pass does inside each operator
-// (or as `record_sync` places the recording pass's call before kernel k).
+// (or as `record_sync` places the recording pass's call before kernel k); the
+// host blocks in each measured call for `blocked_ns`.
 Result<DiffReport> DiffLateLaunches(Pair& p, bool syncs,
-                                    std::function<void(magneton::Run&, const Kernel&)> record_sync = nullptr) {
+                                    std::function<void(magneton::Run&, const Kernel&)> record_sync = nullptr,
+                                    int64_t blocked_ns = 120'000) {
   auto one = [](const std::string&) { return 1.0; };
   magneton::Run measured_a = fixture::TimelinePass(p.a.b.run, 4, one, 0);
   magneton::Run measured_b = fixture::TimelinePass(p.b.b.run, 4, one, 0);
@@ -130,7 +134,7 @@ Result<DiffReport> DiffLateLaunches(Pair& p, bool syncs,
         Kernel& k = run->kernels[i];
         k.correlation *= 10;
         if (run == &measured_b)
-          AddSync(*run, k.correlation - 5, k.start_ns - 20'000);
+          AddSync(*run, k.correlation - 5, k.start_ns - 20'000 - blocked_ns, blocked_ns);
         else if (record_sync)
           record_sync(*run, k);
         else  // in the recording pass, inside the op that launches the kernel
@@ -354,6 +358,20 @@ TEST(DiffSameWork, TheSynchronizingCallsBeforeTheWaitAreNamedWithTheirLine) {
   EXPECT_EQ(params[1].value_b, kCauseSyncs);
 }
 
+// The same late launches and calls, but each call returns at once: the
+// device had drained before the host called it. The calls are not why b's
+// device waits; b's host is late at every launch, so that is a host slower
+// throughout, as without the calls (TheDeviceWaitingLongerEverywhere...).
+TEST(DiffSameWork, ASyncThatReturnsAtOnceIsNotWhyTheDeviceWaits) {
+  Pair p = SameWork(1.0, 1.0);
+  auto r = DiffLateLaunches(p, true, nullptr, 2'000);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->waste_count(), 0);
+  const Finding& f = r->findings.at(0);
+  EXPECT_EQ(f.verdict, Verdict::kNoise) << f.why;
+  EXPECT_NE(f.why.find("b's host issued the same code more slowly throughout"), std::string::npos) << f.why;
+}
+
 // A torch.cuda.synchronize() in a forward hook: the recording pass's call
 // runs between operators, and the recorder took the call's own Python stack.
 // The finding names the hook's line, not the next operator's.
@@ -410,7 +428,7 @@ TEST(DiffSameWork, ASyncAtTheEndOfTheStepIsNamedBeforeTheNextStepsWork) {
     shift += 150'000;
     k.start_ns += shift, k.end_ns += shift;
     measured_b.api_calls[i].start_ns = k.start_ns - 5000, measured_b.api_calls[i].end_ns = k.start_ns - 4000;
-    if (i % per_step == per_step - 1) AddSync(measured_b, k.correlation + 5, k.end_ns);
+    if (i % per_step == per_step - 1) AddSync(measured_b, k.correlation + 5, k.end_ns - 100'000, 100'000);
   }
   measured_b.info.end_ns += shift;
   const Kernel& last = p.b.b.run.kernels.back();

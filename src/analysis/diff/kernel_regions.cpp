@@ -365,6 +365,7 @@ KernelSide Side(const Stream& s, const std::vector<Segment>& segments, const std
 
   // Synchronizing calls: each before the next item launched after it.
   out.syncs_before.resize(segments.size());
+  out.blocked_before.assign(segments.size(), 0.0);
   std::vector<int64_t> correlations;
   for (const auto& w : s.work)
     correlations.push_back(w.kernel ? r.kernels[w.id].correlation : r.transfers[w.id].correlation);
@@ -378,8 +379,11 @@ KernelSide Side(const Stream& s, const std::vector<Segment>& segments, const std
     const std::string site = c.api && c.api->stack >= 0 ? Describe(UserCallSite(r, c.api->stack)) : "";
     const std::string name = site.empty() ? c.name() : c.name() + " at " + site;
     out.syncs[name] += 1 / reps;
-    if (int64_t at = s.steps.recorded_of[j]; at >= 0)
-      out.syncs_before[segment_of[at - s.steps.step_begin]][name] += 1 / reps;
+    if (int64_t at = s.steps.recorded_of[j]; at >= 0) {
+      const auto seg = segment_of[at - s.steps.step_begin];
+      out.syncs_before[seg][name] += 1 / reps;
+      out.blocked_before[seg] += c.blocked_seconds() / reps;
+    }
   }
   return out;
 }
@@ -527,22 +531,29 @@ void AddCopies(Finding& f, const Segment& seg) {
 // costlier side makes more: they are why it waits.
 bool AddSyncs(Finding& f, const KernelRegions& k) {
   std::map<std::string, double> a, b;
+  double blocked_a = 0, blocked_b = 0;
   for (auto g : f.regions) {
     for (const auto& [name, n] : k.a.syncs_before[g]) a[name] += n;
     for (const auto& [name, n] : k.b.syncs_before[g]) b[name] += n;
+    blocked_a += k.a.blocked_before[g], blocked_b += k.b.blocked_before[g];
   }
   if (std::fabs(Total(a) - Total(b)) < 0.5) return false;
   const char more = Total(a) > Total(b) ? 'a' : 'b';
+  const double more_blocked = more == 'a' ? blocked_a - blocked_b : blocked_b - blocked_a;
+  const double more_wait = more == 'a' ? f.a.wait_seconds - f.b.wait_seconds : f.b.wait_seconds - f.a.wait_seconds;
+  const bool cause = more == f.costly && SyncsExplainWait(more_blocked, more_wait);
   Evidence e;
   e.kind = EvidenceClass::kTimeline;
-  e.summary = fmt::format(
-      "synchronizing calls before these items, per iteration: a {}, b {}: {}'s host waits for the device there, "
-      "and the device idles until the host launches again",
-      SyncPhrase(a), SyncPhrase(b), more);
-  e.params = TimelineParams(a, b, f.costly, more == f.costly ? kCauseSyncs : "");
-  const bool first = f.evidence.empty() || (f.evidence.front().kind == EvidenceClass::kNone && more == f.costly);
+  e.summary = cause ? fmt::format("synchronizing calls before these items, per iteration: a {}, b {}: {}'s host waits "
+                                  "for the device there, and the device idles until the host launches again",
+                                  SyncPhrase(a), SyncPhrase(b), more)
+                    : fmt::format("synchronizing calls before these items, per iteration: a {}, b {}; {}'s host "
+                                  "blocked in them {} per iteration more: not why its device waits",
+                                  SyncPhrase(a), SyncPhrase(b), more, Duration(std::max(0.0, more_blocked)));
+  e.params = TimelineParams(a, b, f.costly, cause ? kCauseSyncs : "");
+  const bool first = f.evidence.empty() || (f.evidence.front().kind == EvidenceClass::kNone && cause);
   f.evidence.insert(first ? f.evidence.begin() : f.evidence.end(), std::move(e));
-  return more == f.costly;
+  return cause;
 }
 
 // A timeline finding the synchronizing calls do not explain: the host

@@ -55,6 +55,7 @@ struct KernelSide {
   // records), by API call name, and by the segment they precede.
   std::map<std::string, double> syncs;
   std::vector<std::map<std::string, double>> syncs_before;  // by segment
+  std::vector<double> blocked_before;  // by segment: the host's time in those calls, seconds per iteration
 };
 
 struct KernelRegions {

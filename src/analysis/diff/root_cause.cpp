@@ -401,9 +401,13 @@ std::optional<Evidence> WaitDelta(const RegionSide& a, const RegionSide& b, char
       Duration(hi.wait_seconds), costly, Duration(lo.wait_seconds), lean);
   // The calls that made the host wait there, where a measured pass has them
   // (runs of kernels alone name theirs in evidence of their own, kernel_regions.h).
-  auto sa = a.cost->syncs().Before(GroupOps(a)), sb = b.cost->syncs().Before(GroupOps(b));
+  const auto ops_a = GroupOps(a), ops_b = GroupOps(b);
+  auto sa = a.cost->syncs().Before(ops_a), sb = b.cost->syncs().Before(ops_b);
   const bool kernels_only = !a.ops->empty() && a.run->ops[a.ops->front()].framework == "kernels";
-  const bool synced = !kernels_only && Total(costly == 'a' ? sa : sb) - Total(costly == 'a' ? sb : sa) >= 0.5;
+  const bool more_calls = !kernels_only && Total(costly == 'a' ? sa : sb) - Total(costly == 'a' ? sb : sa) >= 0.5;
+  const double blocked_a = a.cost->syncs().BlockedBefore(ops_a), blocked_b = b.cost->syncs().BlockedBefore(ops_b);
+  const double more_blocked = costly == 'a' ? blocked_a - blocked_b : blocked_b - blocked_a;
+  const bool synced = more_calls && SyncsExplainWait(more_blocked, more_wait);
   // A host slower throughout (machine load, clocks) waits longer everywhere: no cause here.
   if (!synced && !kernels_only && (costly == 'a' ? a : b).cost->host_slower_throughout()) return std::nullopt;
   // Nor is a late launch without a synchronization of its own when it is the
@@ -416,6 +420,11 @@ std::optional<Evidence> WaitDelta(const RegionSide& a, const RegionSide& b, char
     return std::nullopt;
   if (synced)
     e.summary += fmt::format("; synchronizing calls before them, per iteration: a {}, b {}", SyncPhrase(sa), SyncPhrase(sb));
+  else if (more_calls)
+    e.summary += fmt::format(
+        "; synchronizing calls before them, per iteration: a {}, b {}, but {}'s host blocked in them only {} per "
+        "iteration: the device had drained before the calls, and waits for the host's launches",
+        SyncPhrase(sa), SyncPhrase(sb), costly, Duration(std::max(0.0, more_blocked)));
   // Runs of kernels alone: the cause is told once their synchronizing calls are
   // compared (kernel_regions.h, ExplainKernelFindings).
   if (!kernels_only) e.params = TimelineParams(sa, sb, costly, synced ? kCauseSyncs : kCauseLateLaunch);

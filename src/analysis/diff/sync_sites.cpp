@@ -158,6 +158,7 @@ SyncSites::SyncSites(const Run& recorded, const Run& measured, const PassAlignme
     else if (auto last = label_last.find(name); last != label_last.end())
       label = last->second;
     by_op_[next[i]][label] += 1 / reps;
+    blocked_by_op_[next[i]] += calls[i].blocked_seconds() / reps;
   }
 }
 
@@ -167,6 +168,13 @@ std::map<std::string, double> SyncSites::Before(const std::vector<int64_t>& ops)
     if (auto it = by_op_.find(op); it != by_op_.end())
       for (const auto& [label, n] : it->second) out[label] += n;
   return out;
+}
+
+double SyncSites::BlockedBefore(const std::vector<int64_t>& ops) const {
+  double s = 0;
+  for (auto op : ops)
+    if (auto it = blocked_by_op_.find(op); it != blocked_by_op_.end()) s += it->second;
+  return s;
 }
 
 }  // namespace magneton::analysis

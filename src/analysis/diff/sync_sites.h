@@ -27,6 +27,8 @@ struct SyncCall {
   const Transfer* sync = nullptr;
   const ApiCall* api = nullptr;
   std::string name() const { return api ? ApiName(api->name) : "synchronization"; }
+  // How long the host blocked in it (CUPTI's synchronization record spans the wait).
+  double blocked_seconds() const { return static_cast<double>(sync->end_ns - sync->start_ns) * 1e-9; }
 };
 // The program's synchronizations in record order (the recorder's own left out).
 std::vector<SyncCall> SyncCalls(const Run& run);
@@ -46,6 +48,16 @@ inline constexpr const char* kCauseHostCode = "the program's own code between op
 // cause as ("timeline", "cause", ...) with `cause` on the costlier side and
 // "-" on the other. An empty cause (the calls are not why that side costs
 // more): every call whose count differs, and no cause.
+// Whether synchronizing calls are why the device waits longer: only where the
+// host was ahead of the device at them, so that each call cost it its lead
+// (it blocked there, per iteration, for at least half the extra wait). A call
+// made after the device had already drained returns at once: in a
+// launch-bound stretch the device waits for the host's launches either way.
+inline constexpr double kMinBlockedShareOfWait = 0.5;
+inline bool SyncsExplainWait(double more_blocked_s, double more_wait_s) {
+  return more_blocked_s >= kMinBlockedShareOfWait * more_wait_s;
+}
+
 std::vector<ParamDelta> TimelineParams(const std::map<std::string, double>& a, const std::map<std::string, double>& b,
                                        char costly, const std::string& cause);
 
@@ -62,9 +74,12 @@ class SyncSites {
   // <op> at <site>"; the bare name where the recording pass made no such
   // call there).
   std::map<std::string, double> Before(const std::vector<int64_t>& ops) const;
+  // The host's time blocked in those calls, seconds per iteration.
+  double BlockedBefore(const std::vector<int64_t>& ops) const;
 
  private:
   std::unordered_map<int64_t, std::map<std::string, double>> by_op_;
+  std::unordered_map<int64_t, double> blocked_by_op_;
 };
 
 }  // namespace magneton::analysis
