@@ -153,7 +153,7 @@ Result<DiffReport> DiffLateLaunches(Pair& p, bool syncs,
 // operators `late` picks. `busy`: both processes' CPU time, in cores over
 // their windows (0: not recorded), so a slower b spends more per iteration.
 Result<DiffReport> SelfDiffWithLateLaunches(const std::function<bool(const std::string&)>& late, int64_t late_ns,
-                                            double busy = 0, bool sync_each_step = false) {
+                                            double busy = 0, bool sync_each_step = false, int64_t sync_blocked_ns = 0) {
   static const magneton::Run run = [] {
     auto r = LoadRun(std::string(MAGNETON_TEST_DATA) + "/torch/train_gelu_composite.mgt");
     if (!r.ok()) return magneton::Run{};
@@ -196,7 +196,7 @@ Result<DiffReport> SelfDiffWithLateLaunches(const std::function<bool(const std::
     for (auto& c : mb.api_calls) c.correlation *= 10;
     for (auto& k : mb.kernels) k.correlation *= 10;
     for (size_t i = step.size(); i < mb.kernels.size(); i += step.size())
-      AddSync(mb, mb.kernels[i].correlation - 5, mb.kernels[i].start_ns);
+      AddSync(mb, mb.kernels[i].correlation - 5, mb.kernels[i].start_ns - sync_blocked_ns, sync_blocked_ns);
   }
   if (busy > 0) fixture::AddProcfs(ma, busy), fixture::AddProcfs(mb, busy);
   energy::Attribution e = energy::Attribute(run), ea = energy::Attribute(ma), eb = energy::Attribute(mb);
@@ -308,6 +308,33 @@ TEST(DiffSameWork, TheDeviceIdlingThroughTheStepAfterASyncIsOneRunLevelFinding) 
   auto slower = SelfDiffWithLateLaunches(all, 1'000);
   ASSERT_TRUE(slower.ok()) << slower.error().message;
   EXPECT_EQ(slower->waste_count(), 0) << slower->findings.at(0).label;
+}
+
+// b reads a value back at the start of each step and the host blocks there
+// for 2 ms (it was ahead of the device), then launches each GELU's tanh 100 us
+// late: without the call the host would have launched all of them 2 ms
+// earlier, so those waits are the call's, named as such. The same late tanhs
+// after a call that returned at once are the host's late launches.
+TEST(DiffSameWork, WaitsAfterACallTheHostBlockedInAreThatCallsUpToItsTime) {
+  auto gelu = [](const std::string& name) { return name == "aten::tanh"; };  // the written-out GELU's tanh
+  auto after = SelfDiffWithLateLaunches(gelu, 100'000, 0, true, 2'000'000);
+  ASSERT_TRUE(after.ok()) << after.error().message;
+  const Finding& f = after->findings.at(0);
+  ASSERT_EQ(f.verdict, Verdict::kWaste) << f.label << ": " << f.why;
+  EXPECT_EQ(f.costly, 'b');
+  ASSERT_EQ(f.evidence_class(), EvidenceClass::kTimeline);
+  const auto& params = f.evidence[0].params;
+  ASSERT_FALSE(params.empty());
+  EXPECT_EQ(params.back().value_b, kCauseSyncs);
+  EXPECT_TRUE(std::any_of(params.begin(), params.end(), [](const ParamDelta& p) {
+    return IsStillWaitingAfter(p.parameter) && p.parameter.rfind("cudaStreamSynchronize", 0) == 0;
+  })) << f.evidence[0].summary;
+
+  auto at_once = SelfDiffWithLateLaunches(gelu, 100'000, 0, true, 1'000);
+  ASSERT_TRUE(at_once.ok()) << at_once.error().message;
+  const Finding& g = at_once->findings.at(0);
+  ASSERT_EQ(g.evidence_class(), EvidenceClass::kTimeline) << g.label << ": " << g.why;
+  EXPECT_EQ(g.evidence[0].params.back().value_b, kCauseLateLaunch) << g.evidence[0].summary;
 }
 
 TEST(DiffSameWork, TheDeviceWaitingLongerEverywhereIsTheHostNotTheCode) {

@@ -370,20 +370,35 @@ KernelSide Side(const Stream& s, const std::vector<Segment>& segments, const std
   for (const auto& w : s.work)
     correlations.push_back(w.kernel ? r.kernels[w.id].correlation : r.transfers[w.id].correlation);
   const double reps = std::max<double>(1, static_cast<double>(al.repeats));
-  for (const SyncCall& c : SyncCalls(r)) {
+  const auto calls = SyncCalls(r);
+  std::vector<std::string> call_names(calls.size());
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const SyncCall& c = calls[i];
     auto next = std::upper_bound(correlations.begin(), correlations.end(), c.sync->correlation);
     if (next == correlations.end()) continue;
     const size_t j = static_cast<size_t>(next - correlations.begin());
     if (s.steps.repetition_of[j] < 0) continue;
     // Where the call was made, when its stack was recorded (record --stacks).
     const std::string site = c.api && c.api->stack >= 0 ? Describe(UserCallSite(r, c.api->stack)) : "";
-    const std::string name = site.empty() ? c.name() : c.name() + " at " + site;
+    const std::string& name = call_names[i] = site.empty() ? c.name() : c.name() + " at " + site;
     out.syncs[name] += 1 / reps;
     if (int64_t at = s.steps.recorded_of[j]; at >= 0) {
       const auto seg = segment_of[at - s.steps.step_begin];
       out.syncs_before[seg][name] += 1 / reps;
       out.blocked_before[seg] += c.blocked_seconds() / reps;
     }
+  }
+  // Segments whose items still wait after a call: once per segment and call an iteration.
+  out.after_syncs.resize(segments.size());
+  const auto after = WaitsAfterSyncs(r, s.work, calls);
+  std::set<std::pair<int64_t, int>> seen;
+  for (size_t j = 0; j < s.work.size(); ++j) {
+    if (after[j] < 0 || call_names[static_cast<size_t>(after[j])].empty() || s.steps.repetition_of[j] < 0) continue;
+    const int64_t at = s.steps.recorded_of[j];
+    if (at < 0) continue;
+    const int64_t seg = segment_of[at - s.steps.step_begin];
+    if (seg == kNone || !seen.insert({seg, after[j]}).second) continue;
+    out.after_syncs[static_cast<size_t>(seg)][StillWaitingAfter(call_names[static_cast<size_t>(after[j])])] += 1 / reps;
   }
   return out;
 }
@@ -526,6 +541,29 @@ void AddCopies(Finding& f, const Segment& seg) {
   f.evidence.insert(first ? f.evidence.begin() : f.evidence.end(), std::move(e));
 }
 
+// Where the costlier side's items still wait after a synchronizing call made
+// earlier in the step (the host lost its lead there and has not regained
+// it): the call is the cause. True when it is.
+bool AddWaitsAfterSyncs(Finding& f, const KernelRegions& k) {
+  std::map<std::string, double> a, b;
+  for (auto g : f.regions) {
+    for (const auto& [name, n] : k.a.after_syncs[g]) a[name] = std::max(a[name], n);
+    for (const auto& [name, n] : k.b.after_syncs[g]) b[name] = std::max(b[name], n);
+  }
+  const double more = f.costly == 'a' ? Total(a) - Total(b) : Total(b) - Total(a);
+  if (more < 0.5) return false;
+  Evidence e;
+  e.kind = EvidenceClass::kTimeline;
+  e.summary = fmt::format(
+      "the host lost its lead at a synchronizing call earlier in the step and has not regained it, per iteration: "
+      "a {}, b {}: {}'s device still idles before each launch",
+      SyncPhrase(a), SyncPhrase(b), f.costly);
+  e.params = TimelineParams(a, b, f.costly, kCauseSyncs);
+  const bool first = f.evidence.empty() || f.evidence.front().kind == EvidenceClass::kNone;
+  f.evidence.insert(first ? f.evidence.begin() : f.evidence.end(), std::move(e));
+  return true;
+}
+
 // The synchronizing calls before the finding's items, per iteration, when
 // one side makes at least one more every other iteration. True when the
 // costlier side makes more: they are why it waits.
@@ -537,7 +575,7 @@ bool AddSyncs(Finding& f, const KernelRegions& k) {
     for (const auto& [name, n] : k.b.syncs_before[g]) b[name] += n;
     blocked_a += k.a.blocked_before[g], blocked_b += k.b.blocked_before[g];
   }
-  if (std::fabs(Total(a) - Total(b)) < 0.5) return false;
+  if (std::fabs(Total(a) - Total(b)) < 0.5) return AddWaitsAfterSyncs(f, k);
   const char more = Total(a) > Total(b) ? 'a' : 'b';
   const double more_blocked = more == 'a' ? blocked_a - blocked_b : blocked_b - blocked_a;
   const double more_wait = more == 'a' ? f.a.wait_seconds - f.b.wait_seconds : f.b.wait_seconds - f.a.wait_seconds;
@@ -553,7 +591,7 @@ bool AddSyncs(Finding& f, const KernelRegions& k) {
   e.params = TimelineParams(a, b, f.costly, cause ? kCauseSyncs : "");
   const bool first = f.evidence.empty() || (f.evidence.front().kind == EvidenceClass::kNone && cause);
   f.evidence.insert(first ? f.evidence.begin() : f.evidence.end(), std::move(e));
-  return cause;
+  return cause || AddWaitsAfterSyncs(f, k);
 }
 
 // A timeline finding the synchronizing calls do not explain: the host

@@ -56,6 +56,8 @@ struct KernelSide {
   std::map<std::string, double> syncs;
   std::vector<std::map<std::string, double>> syncs_before;  // by segment
   std::vector<double> blocked_before;  // by segment: the host's time in those calls, seconds per iteration
+  // By segment: the calls whose wait its items still follow (WaitsAfterSyncs), share of iterations.
+  std::vector<std::map<std::string, double>> after_syncs;
 };
 
 struct KernelRegions {

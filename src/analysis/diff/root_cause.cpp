@@ -408,18 +408,27 @@ std::optional<Evidence> WaitDelta(const RegionSide& a, const RegionSide& b, char
   const double blocked_a = a.cost->syncs().BlockedBefore(ops_a), blocked_b = b.cost->syncs().BlockedBefore(ops_b);
   const double more_blocked = costly == 'a' ? blocked_a - blocked_b : blocked_b - blocked_a;
   const bool synced = more_calls && SyncsExplainWait(more_blocked, more_wait);
+  // Or the host lost its lead at a call before these ops and has not regained it.
+  auto after_a = a.cost->syncs().After(ops_a), after_b = b.cost->syncs().After(ops_b);
+  const bool after = !synced && !kernels_only &&
+                     Total(costly == 'a' ? after_a : after_b) - Total(costly == 'a' ? after_b : after_a) >= 0.5;
   // A host slower throughout (machine load, clocks) waits longer everywhere: no cause here.
-  if (!synced && !kernels_only && (costly == 'a' ? a : b).cost->host_slower_throughout()) return std::nullopt;
+  if (!synced && !after && !kernels_only && (costly == 'a' ? a : b).cost->host_slower_throughout()) return std::nullopt;
   // Nor is a late launch without a synchronization of its own when it is the
   // host's jitter: it must hold over the repetitions and be a visible part of
   // the step (an A/A pair of a ResNet step: 0.1-1% of the step here and there,
   // one process's host a little slower where the device catches up with it).
-  if (!synced && !kernels_only &&
+  if (!synced && !after && !kernels_only &&
       (!Separated(hi.waits, lo.waits) ||
        more_wait < kMinHostCodeShare * (costly == 'a' ? a : b).cost->timeline().seconds()))
     return std::nullopt;
   if (synced)
     e.summary += fmt::format("; synchronizing calls before them, per iteration: a {}, b {}", SyncPhrase(sa), SyncPhrase(sb));
+  else if (after)
+    e.summary += fmt::format(
+        "; the host lost its lead at a synchronizing call before them and has not regained it, per iteration: a {}, "
+        "b {}",
+        SyncPhrase(after_a), SyncPhrase(after_b));
   else if (more_calls)
     e.summary += fmt::format(
         "; synchronizing calls before them, per iteration: a {}, b {}, but {}'s host blocked in them only {} per "
@@ -427,7 +436,10 @@ std::optional<Evidence> WaitDelta(const RegionSide& a, const RegionSide& b, char
         SyncPhrase(sa), SyncPhrase(sb), costly, Duration(std::max(0.0, more_blocked)));
   // Runs of kernels alone: the cause is told once their synchronizing calls are
   // compared (kernel_regions.h, ExplainKernelFindings).
-  if (!kernels_only) e.params = TimelineParams(sa, sb, costly, synced ? kCauseSyncs : kCauseLateLaunch);
+  if (after)
+    e.params = TimelineParams(after_a, after_b, costly, kCauseSyncs);
+  else if (!kernels_only)
+    e.params = TimelineParams(sa, sb, costly, synced ? kCauseSyncs : kCauseLateLaunch);
   return e;
 }
 

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/diff/sync_sites.h"
 #include "analysis/diff/verdict.h"
 
 namespace magneton::analysis {
@@ -69,14 +70,19 @@ void AddSide(SideCost& into, const SideCost& more) {
   if (into.source != more.source) into.source = CostSource::kMixed;
 }
 
-// The synchronizing calls per iteration named by the folded findings, added up.
+// The synchronizing calls per iteration named by the folded findings, added
+// up; a call whose wait several places still follow is one call.
 std::vector<ParamDelta> AddSyncCounts(const std::vector<const Finding*>& group) {
   std::map<std::string, std::pair<double, double>> calls;
   for (const Finding* f : group)
     for (const auto& p : f->evidence.front().params)
       if (p.subject == "synchronizing calls") {
-        calls[p.parameter].first += std::strtod(p.value_a.c_str(), nullptr);
-        calls[p.parameter].second += std::strtod(p.value_b.c_str(), nullptr);
+        auto& [a, b] = calls[p.parameter];
+        const double pa = std::strtod(p.value_a.c_str(), nullptr), pb = std::strtod(p.value_b.c_str(), nullptr);
+        if (IsStillWaitingAfter(p.parameter))
+          a = std::max(a, pa), b = std::max(b, pb);
+        else
+          a += pa, b += pb;
       }
   std::vector<ParamDelta> out;
   for (const auto& [name, n] : calls)

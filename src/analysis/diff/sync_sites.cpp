@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <set>
+#include <string_view>
+#include <utility>
 
 #include "analysis/diff/call_site.h"
 
@@ -67,6 +70,57 @@ std::string Label(const Run& run, const SyncCall& call, int64_t inside, int64_t 
 }
 
 }  // namespace
+
+namespace {
+// A call in which the host blocked this long was ahead of the device (one
+// that returns at once takes a few microseconds).
+constexpr int64_t kAheadNs = 10'000;
+// A gap before an item this long means the device waited for its launch
+// (queued kernels follow each other within a microsecond or two).
+constexpr int64_t kIdleNs = 3'000;
+}  // namespace
+
+std::vector<int> WaitsAfterSyncs(const Run& run, const std::vector<DeviceWork>& work,
+                                 const std::vector<SyncCall>& calls) {
+  std::vector<size_t> order(calls.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t x, size_t y) { return calls[x].sync->correlation < calls[y].sync->correlation; });
+  std::vector<int> out(work.size(), -1);
+  size_t next_call = 0;
+  int chain = -1;
+  bool first = false;
+  int64_t budget = 0;               // the host's time blocked in the call, not yet waited out by the device
+  int64_t device_free = INT64_MIN;  // the latest end of the work launched so far
+  for (size_t j = 0; j < work.size(); ++j) {
+    const DeviceWork& w = work[j];
+    const int64_t correlation = w.kernel ? run.kernels[w.id].correlation : run.transfers[w.id].correlation;
+    const int64_t start = w.kernel ? run.kernels[w.id].start_ns : run.transfers[w.id].start_ns;
+    const int64_t end = w.kernel ? run.kernels[w.id].end_ns : run.transfers[w.id].end_ns;
+    for (; next_call < order.size() && calls[order[next_call]].sync->correlation < correlation; ++next_call) {
+      const SyncCall& c = calls[order[next_call]];
+      if (const int64_t blocked = c.sync->end_ns - c.sync->start_ns; blocked >= kAheadNs)
+        chain = static_cast<int>(order[next_call]), first = true, budget = blocked;
+    }
+    const int64_t wait = device_free == INT64_MIN ? 0 : start - device_free;
+    if (chain >= 0 && wait >= kIdleNs) {
+      if (!first) out[j] = chain;
+      // Without the call the host would have launched everything after it
+      // that much earlier: the device's later waits are the call's until
+      // they add up to the time the host lost in it.
+      if ((budget -= wait) <= 0) chain = -1;
+    }
+    first = false;
+    device_free = std::max(device_free, end);
+  }
+  return out;
+}
+
+namespace {
+constexpr std::string_view kStillWaiting = ", the device still waiting after it";
+}
+std::string StillWaitingAfter(const std::string& label) { return label + std::string(kStillWaiting); }
+bool IsStillWaitingAfter(const std::string& label) { return std::string_view(label).ends_with(kStillWaiting); }
 
 std::vector<SyncCall> SyncCalls(const Run& run) {
   std::unordered_map<int64_t, const ApiCall*> api;
@@ -149,10 +203,11 @@ SyncSites::SyncSites(const Run& recorded, const Run& measured, const PassAlignme
     const auto i = static_cast<size_t>(w.id);
     return i < rep.size() && rep[i] >= 0 && i < op.size() ? valid(op[i]) : kNone;
   });
+  std::vector<std::string> labels(calls.size());
   for (size_t i = 0; i < calls.size(); ++i) {
     if (next[i] == kNone) continue;
     const std::string name = calls[i].name();
-    std::string label = name;
+    std::string& label = labels[i] = name;
     if (auto l = label_before.find(next[i]); l != label_before.end() && l->second.count(name))
       label = l->second.at(name);
     else if (auto last = label_last.find(name); last != label_last.end())
@@ -160,6 +215,29 @@ SyncSites::SyncSites(const Run& recorded, const Run& measured, const PassAlignme
     by_op_[next[i]][label] += 1 / reps;
     blocked_by_op_[next[i]] += calls[i].blocked_seconds() / reps;
   }
+  // The ops whose work still waits after a call, once per op and call an iteration.
+  const auto work = DeviceWorkInLaunchOrder(measured);
+  const auto after = WaitsAfterSyncs(measured, work, calls);
+  std::set<std::pair<int64_t, int>> seen;
+  for (size_t j = 0; j < work.size(); ++j) {
+    if (after[j] < 0 || labels[static_cast<size_t>(after[j])].empty()) continue;
+    const DeviceWork& w = work[j];
+    const auto i = static_cast<size_t>(w.id);
+    const auto& rep = w.kernel ? al.kernel_rep : al.transfer_rep;
+    const auto& op_of = w.kernel ? al.kernel_op : al.transfer_op;
+    if (i >= rep.size() || rep[i] < 0 || i >= op_of.size()) continue;
+    const int64_t op = valid(op_of[i]);
+    if (op == kNone || !seen.insert({op, after[j]}).second) continue;
+    after_by_op_[op][StillWaitingAfter(labels[static_cast<size_t>(after[j])])] += 1 / reps;
+  }
+}
+
+std::map<std::string, double> SyncSites::After(const std::vector<int64_t>& ops) const {
+  std::map<std::string, double> out;
+  for (auto op : ops)
+    if (auto it = after_by_op_.find(op); it != after_by_op_.end())
+      for (const auto& [label, n] : it->second) out[label] = std::max(out[label], n);  // one call, many ops
+  return out;
 }
 
 std::map<std::string, double> SyncSites::Before(const std::vector<int64_t>& ops) const {

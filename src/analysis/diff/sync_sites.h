@@ -33,6 +33,19 @@ struct SyncCall {
 // The program's synchronizations in record order (the recorder's own left out).
 std::vector<SyncCall> SyncCalls(const Run& run);
 
+// The device work that still waits on a synchronizing call. A call in which
+// the host blocked for B (it was ahead of the device) puts everything the
+// host launches after it B later than without it: the device's later waits
+// are the call's, until they add up to B. For each item of `work` (launch
+// order), the index into `calls` of the call whose wait it follows, else -1;
+// the first item after a call is the call's own place (SyncSites::Before),
+// not counted here.
+std::vector<int> WaitsAfterSyncs(const Run& run, const std::vector<DeviceWork>& work,
+                                 const std::vector<SyncCall>& calls);
+// "<call label>, the device still waiting after it": how such waits name their call.
+std::string StillWaitingAfter(const std::string& label);
+bool IsStillWaitingAfter(const std::string& label);
+
 // Calls per iteration by name: "cudaStreamSynchronize x1, cudaMemcpy x2", or "none".
 std::string SyncPhrase(const std::map<std::string, double>& syncs);
 double Total(const std::map<std::string, double>& syncs);
@@ -76,9 +89,13 @@ class SyncSites {
   std::map<std::string, double> Before(const std::vector<int64_t>& ops) const;
   // The host's time blocked in those calls, seconds per iteration.
   double BlockedBefore(const std::vector<int64_t>& ops) const;
+  // The calls whose wait the device work of these ops still follows
+  // (WaitsAfterSyncs), by StillWaitingAfter(label): the share of iterations
+  // where any of the ops' work does.
+  std::map<std::string, double> After(const std::vector<int64_t>& ops) const;
 
  private:
-  std::unordered_map<int64_t, std::map<std::string, double>> by_op_;
+  std::unordered_map<int64_t, std::map<std::string, double>> by_op_, after_by_op_;
   std::unordered_map<int64_t, double> blocked_by_op_;
 };
 
