@@ -12,7 +12,9 @@ on a GPU, XLA's kernels linked to the op that launched them.
 Two passes: the value pass walks the jaxpr equation by equation (every value
 exists, so every edge gets a fingerprint); the measured pass runs the program
 as it really executes (jit equations as their compiled XLA executables) with
-the kernel tracer and the energy samplers on.
+the kernel tracer and the energy samplers on. With `measured=K`, K calls of the
+program as its own loop makes them follow in the same file (docs/recording.md,
+"JAX").
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ class JaxRecording:
 
 def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fingerprints: bool = True,
                repeat: int = 1, overwrite: bool = False, kernels: bool = True, stacks: bool = True,
-               max_unroll: int = 256, fingerprint_options: Optional[dict] = None) -> JaxRecording:
+               max_unroll: int = 256, fingerprint_options: Optional[dict] = None, measured: int = 0) -> JaxRecording:
     """Records `fn(*args)`; writes the run to `path` (in memory only when None).
 
     fn: any JAX-traceable function (jitted or not); bind keyword or static
@@ -56,9 +58,21 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
         as a Python loop of `repeat` calls would be under the torch recorder.
     max_unroll: scan/while loops up to this many iterations are recorded per
         iteration; longer ones as one op.
+    measured: with `path`, after the `repeat` executions, calls `fn(*args)`
+        this many times as the program's own loop does: no binding per
+        equation and no wait per call (only the last call's outputs are
+        waited for), each call's end a step mark. A jitted `fn` runs its
+        compiled executable; one that is not jitted runs eagerly, operation
+        by operation, which is how it runs. The file notes where these calls
+        begin (RunInfo extra "measured_from_ns"), and `magneton diff` costs
+        the regions from them: the `repeat` executions give each region its
+        ops and kernels, these calls the time and energy as the program runs.
+        0: none (the file is as without the option).
     """
     if repeat < 1:
         raise ValueError(f"repeat={repeat}: must be at least 1")
+    if measured < 0 or (measured and path is None):
+        raise ValueError(f"measured={measured}: must be 0, or at least 1 with a path to write the calls to")
     if energy not in ENERGY_CHOICES:
         raise ValueError(f"energy={energy!r}: expected one of {', '.join(ENERGY_CHOICES)}")
     if path is not None and os.path.exists(path) and not overwrite:  # before any work; the writer checks again
@@ -77,6 +91,8 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
 
     # Warm-up: compiles the jit executables, so the measured pass sees none of it.
     timeline.measured_pass(closed, leaves, top_ops, timeline.NoSession())
+    if measured:
+        jax.block_until_ready(fn(*args))  # the program's own call compiles (or traces) apart
     plans = _kernel_plans(closed, top_ops, g, len(g.ops), repeat) if path and kernels and devices.rows else {}
 
     session = timeline.NoSession()
@@ -116,16 +132,24 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
                                      "description": "the measured pass raised; the run holds no ops"}]},
                          time.monotonic_ns())
         raise
+    measured_from = None
+    if measured and not session.kernel_tracer:
+        # On a machine without kernel tracing the op-level executions are the
+        # measurement (ops run synchronously there, docs/recording.md "JAX").
+        g.add_stat("jax_measured_calls_skipped", "info", measured,
+                   "no kernel trace on this machine: the program's own calls were not made; the op-level "
+                   "executions are the measurement")
+    elif measured:
+        jax.block_until_ready(outputs)
+        measured_from, end_ns = _measured_calls(fn, args, measured, session)
 
     if path is None:
         timeline.replicate(g, repeat)
         timeline.lay_out(g, walker.busy_ns * repeat, windows)
         g.config = environment.config_snapshot()
     timeline.scope_ranges(g)
-    # Each execution of the measured pass is one iteration of the program, so
-    # the diff's savings are per execution (docs/diff.md, "Rank").
     g.info = {"command": environment.command_line(), "start_ns": start_ns, "end_ns": end_ns,
-              "extra": {**environment.info_extra(), "iterations": str(repeat)}}
+              "extra": {**environment.info_extra(), **_iteration_extra(repeat, measured_from)}}
     g.devices = devices.rows
     executions_in_graph = 1 if path is not None else repeat
     _add_stats(g, fp, walker, repeat, repeat // executions_in_graph)
@@ -135,11 +159,43 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
                "fingerprint_failures": fp.failures if fp else 0, "kernel_tracer": False}
     if path is not None:
         _hold_idle(session, energy, devices.rows, g.info["extra"])
-        kernel_ops = _link_kernels(session, plans, g, windows)
+        kernel_ops = _link_kernels(session, plans, g, windows, measured_from)
         summary.update(session.stop({"ranges": _rows(ranges), "stats": _rows(g.stats),
                                      "extra": g.info["extra"], "start_ns": start_ns}, end_ns, kernel_ops))
     return JaxRecording(outputs=jax.tree_util.tree_unflatten(out_tree, outputs), graph=g, path=path,
                         summary=summary)
+
+
+def _iteration_extra(repeat: int, measured_from: Optional[int]) -> dict:
+    """Without the program's own calls, each execution of the measured pass is
+    one iteration of the program, so the diff's savings are per execution
+    (docs/diff.md, "Rank"). With them the diff costs one repetition of the
+    recorded step at a time, so the file holds no count, as the torch
+    recorder's file of both passes holds none."""
+    if measured_from is None:
+        return {"iterations": str(repeat)}
+    return {"measured_from_ns": str(measured_from)}
+
+
+def _measured_calls(fn, args, n: int, session) -> tuple:
+    """Calls fn(*args) n times as the program's loop does, marking each call's
+    end (a step mark); returns (start, end) of the stretch, its end after the
+    last call's outputs are ready. The start goes to the file at once, as the
+    torch recorder notes its switch: a killed recording still splits."""
+    start = time.monotonic_ns()
+    try:
+        session.write({"extra": {"measured_from_ns": str(start)}})
+        out = None
+        for _ in range(n):
+            out = fn(*args)
+            session.mark_step()
+        jax.block_until_ready(out)
+    except BaseException:
+        session.stop({"stats": [{"name": "jax_measured_calls_failed", "severity": "error", "value": 1,
+                                 "description": "the program's own calls after the op-level executions raised"}]},
+                     time.monotonic_ns())
+        raise
+    return start, time.monotonic_ns()
 
 
 def _hold_idle(session, energy: str, device_rows: list, extra: dict) -> None:
@@ -174,14 +230,18 @@ def _kernel_plans(closed, top_ops, g: Graph, n_ops: int, repeat: int) -> dict:
     return plans
 
 
-def _link_kernels(session, plans: dict, g: Graph, windows: dict) -> list:
+def _link_kernels(session, plans: dict, g: Graph, windows: dict, measured_from: Optional[int] = None) -> list:
     """Per traced kernel, the op to link it to: the equation it computes when
-    its jit's HLO says so, else the top-level op it ran under."""
+    its jit's HLO says so, else the top-level op it ran under. Kernels from
+    `measured_from` on (the program's own calls) get none: the diff aligns
+    them with the recorded ones."""
     if not session.kernel_tracer:
         return []
     traced = session.stop_tracing()
     if not traced:
         return []
+    if measured_from is not None:
+        traced = [dict(k, op=NONE) if k["start_ns"] >= measured_from else k for k in traced]
     # A runtime that launches from its own threads leaves kernels without the
     # external id; the measured pass waits for each top-level op, so the op's
     # window holds its kernels.

@@ -164,6 +164,10 @@ def test_bad_arguments_say_what_is_wrong(tmp_path):
         record_jax(jnp.sin, jnp.ones(2), repeat=0)
     with pytest.raises(ValueError, match="energy='nvm'"):
         record_jax(jnp.sin, jnp.ones(2), energy="nvm")
+    with pytest.raises(ValueError, match="measured=2"):
+        record_jax(jnp.sin, jnp.ones(2), measured=2)  # the calls need a file to go to
+    with pytest.raises(ValueError, match="measured=-1"):
+        record_jax(jnp.sin, jnp.ones(2), path=str(tmp_path / "neg.mgt"), measured=-1)
     kept = tmp_path / "kept.mgt"
     kept.write_bytes(b"x")
     with pytest.raises(FileExistsError, match="kept.mgt: already exists"):
@@ -304,6 +308,87 @@ def test_repeated_executions_are_written_as_iterations_with_the_first_ones_value
             assert b["name"] == a["name"] and (b["parent"] == a["parent"] == NONE or b["parent"] == a["parent"] + k * n)
             for ta, tb in zip(a["outputs"], b["outputs"]):  # a new row per execution, the same values
                 assert tb != ta and run["tensors"][tb]["fingerprint"] == run["tensors"][ta]["fingerprint"]
+
+
+def _wasteful_mlp(params, x):
+    """The MLP and a computation it throws away (its result times zero)."""
+    waste = jnp.tanh(x @ jnp.ones((x.shape[1], 4096), x.dtype)).sum()
+    return models.mlp_jax(params, x) + 0.0 * waste
+
+
+def _step_marks(path: str) -> list:
+    """Times of the step marks in a run file (load_run has no ranges)."""
+    import contextlib
+    import sqlite3
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+        return [t for (t,) in db.execute(
+            "SELECT r.start_ns FROM ranges r JOIN strings n ON n.id = r.name JOIN strings d ON d.id = r.domain "
+            "WHERE n.value = 'step' AND d.value = 'magneton' AND r.start_ns = r.end_ns")]
+
+
+@needs_extension
+def test_measured_calls_follow_the_op_level_executions_in_the_same_file(tmp_path):
+    """measured=K: K calls of the program as its loop makes them, after the op-level
+    executions, from the noted "measured_from_ns" on. Their kernels (on a GPU)
+    carry no op and each call ends with a step mark; without a kernel trace
+    (the CPU) the calls are not made and a stat says so: the op-level
+    executions are the measurement there."""
+    import magneton
+
+    _, _, jf, ja = models.pair("mlp")
+    path = str(tmp_path / "both.mgt")
+    rec = record_jax(jax.jit(jf), *ja, path=path, repeat=2, measured=7)
+    run = magneton.load_run(path)
+    info, extra = run["info"], run["info"]["extra"]
+    n = rec.summary["equations_per_execution"]
+    if not rec.summary["kernel_tracer"]:
+        assert "measured_from_ns" not in extra and extra["iterations"] == "2"
+        assert len(run["ops"]) == 2 * n
+        assert any(s["name"] == "jax_measured_calls_skipped" and s["value"] == 7 for s in run["stats"])
+        return
+    cut = int(extra["measured_from_ns"])
+    assert "iterations" not in extra  # the diff costs one repetition of the step at a time
+    assert info["start_ns"] < cut < info["end_ns"]
+    assert all(op["start_ns"] < cut for op in run["ops"]) and len(run["ops"]) == 2 * n
+    late = [k for k in run["kernels"] if k["start_ns"] >= cut]
+    assert late and all(k["op"] == -1 for k in late)
+    assert any(k["op"] >= 0 for k in run["kernels"] if k["start_ns"] < cut)
+    marks = _step_marks(path)
+    assert len(marks) == 7 and all(cut < t < info["end_ns"] for t in marks)
+    plain = str(tmp_path / "plain.mgt")
+    record_jax(jax.jit(jf), *ja, path=plain, repeat=2)
+    assert "measured_from_ns" not in magneton.load_run(plain)["info"]["extra"]
+
+
+@needs_extension
+def test_diff_costs_the_regions_of_such_files_from_their_measured_calls(tmp_path):
+    """Two files of both passes (an MLP, and the MLP with a computation it throws
+    away) diff without --measured-a/-b: per-iteration figures come from the calls."""
+    import json
+    import subprocess
+    from pathlib import Path
+
+    binary = Path(os.environ.get("MAGNETON_BUILD", Path(__file__).resolve().parents[2] / "build")) / "magneton"
+    if not binary.is_file():
+        pytest.skip("magneton is not built (set MAGNETON_BUILD)")
+    _, _, _, ja = models.pair("mlp")
+    paths = []
+    for name, fn in (("lean", models.mlp_jax), ("wasteful", _wasteful_mlp)):
+        paths.append(str(tmp_path / f"{name}.mgt"))
+        rec = record_jax(jax.jit(fn), *ja, path=paths[-1], measured=30)
+        if not rec.summary["kernel_tracer"]:
+            pytest.skip("needs a kernel trace (a GPU): without one the program's own calls are not made")
+    p = subprocess.run([str(binary), "diff", "--json", *paths], capture_output=True, text=True, timeout=120)
+    assert p.returncode in (0, 1), p.stderr
+    report = json.loads(p.stdout)
+    for side in "ab":
+        assert any(n.startswith(f"run {side}: time and energy from its measured pass (30 repetitions")
+                   for n in report["notes"]), report["notes"]
+        assert report["runs"][side]["measured_repeats"] == 30
+        assert report["runs"][side]["per_iteration"]["repetitions"] >= 29
+    assert report["runs"]["b"]["per_iteration"]["seconds"] > report["runs"]["a"]["per_iteration"]["seconds"]
+    waste = [f for f in report["findings"] if f["verdict"] == "waste"]
+    assert waste and waste[0]["costly"] == "b", report["findings"]
 
 
 @needs_extension

@@ -19,6 +19,7 @@
 
 #include "capture/torch/energy_capture.h"
 #include "capture/torch/kernel_link.h"
+#include "capture/torch/recorder.h"
 #include "capture/torch/run_dict.h"
 #include "core/stats_registry.h"
 #include "core/store.h"
@@ -204,6 +205,11 @@ class JaxSession {
   void Pop() {
     if (kernels_) kernels_->Pop();
   }
+  // The end of one of the program's calls in the measured stretch: a step
+  // mark on the run's clock, as the torch recorder's MarkStep writes.
+  void MarkStep() {
+    if (kernels_) kernels_->Mark(kStepMark, static_cast<int64_t>(gettid()), MonotonicNs());
+  }
 
   // Ends kernel tracing; returns the kernels seen (written, linked to their
   // top-level op) as {"id", "name", "op", "start_ns", "end_ns", "device", "stream"}, in id order.
@@ -369,6 +375,8 @@ PYBIND11_MODULE(_jax, m) {
       .def_property_readonly("kernel_tracer", &JaxSession::kernel_tracer)
       .def("push", &JaxSession::Push, "Kernels launched until pop() belong to this op id.")
       .def("pop", &JaxSession::Pop)
+      .def("mark_step", &JaxSession::MarkStep,
+           "Marks the end of one of the program's steps (a step mark; nothing without a kernel tracer).")
       .def("stop_tracing", &JaxSession::StopTracing,
            "Ends kernel tracing; returns the kernels seen (written, linked to their top-level op).")
       .def("write", &JaxSession::Write, py::arg("rows"),
