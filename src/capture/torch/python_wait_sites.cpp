@@ -34,7 +34,8 @@ bool PythonWaitSites::Watch(bool on) {
   bool ok = true;
   if (!on) {
     watching_.store(false);
-    SetProfile(nullptr);
+    // A profiler the program set since (torch.profiler's stacks) is not ours to remove.
+    if (PyThreadState_Get()->c_profilefunc == &PythonWaitSites::Profile) SetProfile(nullptr);
   } else if (PyThreadState_Get()->c_profilefunc != nullptr) {
     ok = false;  // sys.setprofile or another profiler: not ours to replace
   } else if (PyObject* capsule = PyCapsule_New(this, nullptr, nullptr)) {
