@@ -144,7 +144,10 @@ Result<std::unique_ptr<DiffSession>> RunDiff(const DiffArgs& args, double thresh
     const std::string& m = report.error().message;
     const bool of_a = m.find("run a") != std::string::npos && m.find("run a") <= m.find("run b");
     const bool measured = m.rfind("measured pass", 0) == 0;
-    const std::string& which = measured ? (of_a ? args.measured_a : args.measured_b) : (of_a ? args.a : args.b);
+    const std::string& run_path = of_a ? args.a : args.b;
+    const std::string& measured_path = of_a ? args.measured_a : args.measured_b;
+    // A measured pass split from the run's own file (no --measured-x) is that file's.
+    const std::string& which = measured && !measured_path.empty() ? measured_path : run_path;
     return MakeError(report.error().code, fmt::format("{}: {}", which, m));
   }
   s->report = std::move(*report);

@@ -263,6 +263,39 @@ TEST(DiffCli, BadInputIsOneLineAndExitTwo) {
   EXPECT_NE(garbage.err.find(not_run.string()), std::string::npos) << garbage.err;
 }
 
+// A file of both passes (the one-command route) whose measured pass is another
+// program's: the error names that file, from which the measured pass was split.
+TEST(DiffCli, AFileOfBothPassesThatDoNotMatchIsNamed) {
+  auto rec = LoadRun(kData + "gelu_new.mgt");
+  auto other = LoadRun(kData + "gelu_fused-measured.mgt");
+  ASSERT_TRUE(rec.ok() && other.ok());
+  magneton::Run both = std::move(*rec);
+  const int64_t shift = both.info.end_ns + 1'000 - other->info.start_ns;
+  const auto op0 = static_cast<int64_t>(both.ops.size()), t0 = static_cast<int64_t>(both.tensors.size());
+  for (auto t : other->tensors) {
+    t.id += t0;
+    both.tensors.push_back(std::move(t));
+  }
+  for (auto op : other->ops) {
+    op.id += op0;
+    if (op.parent != kNone) op.parent += op0;
+    if (op.forward_op != kNone) op.forward_op += op0;
+    for (auto* ids : {&op.inputs, &op.outputs})
+      for (auto& t : *ids) t += t0;
+    op.start_ns += shift, op.end_ns += shift;
+    op.stack = kNone;
+    both.ops.push_back(std::move(op));
+  }
+  both.info.extra["measured_from_ns"] = std::to_string(both.info.end_ns + 500);
+  both.info.end_ns = other->info.end_ns + shift;
+  const std::string path = (TempDir() / "both_passes.mgt").string();
+  ASSERT_TRUE(SaveRun(both, path, true).ok());
+  CommandResult r = Magneton("diff " + path + " " + kData + "gelu_fused.mgt --measured-b " + kData +
+                             "gelu_fused-measured.mgt");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.err.rfind("magneton: " + path + ": measured pass of run a", 0), 0u) << r.err;
+}
+
 // The main-job command, live: records with the project's Python on this machine.
 TEST(DiffCli, DemoRecordsDiffsAndWritesTheReports) {
   const char* py = std::getenv("MAGNETON_PYTHON");
