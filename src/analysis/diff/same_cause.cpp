@@ -165,14 +165,24 @@ Finding Fold(const std::vector<const Finding*>& group, bool energy) {
   }
   const SideCost& hi = f.costly == 'a' ? f.a : f.b;
   const SideCost& lo = f.costly == 'a' ? f.b : f.a;
-  f.label = fmt::format("the device waiting at {} places in the step, the largest: {}", n, f.label);
+  std::vector<ParamDelta> params = AddSyncCounts(group);
+  // Where the waits are a synchronizing call's, the label names the call the costlier side makes most.
+  const ParamDelta* call = nullptr;
+  auto count = [&](const ParamDelta& p) {
+    return std::strtod((f.costly == 'a' ? p.value_a : p.value_b).c_str(), nullptr);
+  };
+  if (Cause(f) == kCauseSyncs)
+    for (const auto& p : params)
+      if (!call || count(p) > count(*call)) call = &p;
+  f.label = call ? fmt::format("the device waiting after {} at {} places in the step, the largest: {}",
+                               CallLabel(call->parameter), n, f.label)
+                 : fmt::format("the device waiting at {} places in the step, the largest: {}", n, f.label);
   f.why = fmt::format("{:.1f}% more {} at {} places in the step, each holding over the repetitions, time {:+.1f}%",
                       f.cost_delta_pct, energy ? "energy" : "time", n, f.time_delta_pct);
   e.summary = fmt::format("the same device work; the device waits for it {} more per iteration on {} ({} against {}), "
                           "at {} places in the step; at the largest: {}",
                           Duration(hi.wait_seconds - lo.wait_seconds), f.costly, Duration(hi.wait_seconds),
                           Duration(lo.wait_seconds), n, e.summary);
-  std::vector<ParamDelta> params = AddSyncCounts(group);
   for (const auto& p : e.params)
     if (p.subject != "synchronizing calls") params.push_back(p);
   e.params = std::move(params);

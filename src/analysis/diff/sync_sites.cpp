@@ -121,6 +121,9 @@ constexpr std::string_view kStillWaiting = ", the device still waiting after it"
 }
 std::string StillWaitingAfter(const std::string& label) { return label + std::string(kStillWaiting); }
 bool IsStillWaitingAfter(const std::string& label) { return std::string_view(label).ends_with(kStillWaiting); }
+std::string CallLabel(const std::string& label) {
+  return IsStillWaitingAfter(label) ? label.substr(0, label.size() - kStillWaiting.size()) : label;
+}
 
 std::vector<SyncCall> SyncCalls(const Run& run) {
   std::unordered_map<int64_t, const ApiCall*> api;

@@ -45,6 +45,8 @@ std::vector<int> WaitsAfterSyncs(const Run& run, const std::vector<DeviceWork>& 
 // "<call label>, the device still waiting after it": how such waits name their call.
 std::string StillWaitingAfter(const std::string& label);
 bool IsStillWaitingAfter(const std::string& label);
+// The call's label, without StillWaitingAfter's words.
+std::string CallLabel(const std::string& label);
 
 // Calls per iteration by name: "cudaStreamSynchronize x1, cudaMemcpy x2", or "none".
 std::string SyncPhrase(const std::map<std::string, double>& syncs);
