@@ -398,7 +398,8 @@ KernelSide Side(const Stream& s, const std::vector<Segment>& segments, const std
     if (at < 0) continue;
     const int64_t seg = segment_of[at - s.steps.step_begin];
     if (seg == kNone || !seen.insert({seg, after[j]}).second) continue;
-    out.after_syncs[static_cast<size_t>(seg)][StillWaitingAfter(call_names[static_cast<size_t>(after[j])])] += 1 / reps;
+    const std::string& call = call_names[static_cast<size_t>(after[j])];
+    out.after_syncs[static_cast<size_t>(seg)][StillWaitingAfter(call)] += 1 / reps;
   }
   return out;
 }
@@ -542,8 +543,8 @@ void AddCopies(Finding& f, const Segment& seg) {
 }
 
 // Where the costlier side's items still wait after a synchronizing call made
-// earlier in the step (the host lost its lead there and has not regained
-// it): the call is the cause. True when it is.
+// earlier in the step, within the time its host blocked there
+// (WaitsAfterSyncs): the call is the cause. True when it is.
 bool AddWaitsAfterSyncs(Finding& f, const KernelRegions& k) {
   std::map<std::string, double> a, b;
   for (auto g : f.regions) {
@@ -555,8 +556,8 @@ bool AddWaitsAfterSyncs(Finding& f, const KernelRegions& k) {
   Evidence e;
   e.kind = EvidenceClass::kTimeline;
   e.summary = fmt::format(
-      "the host lost its lead at a synchronizing call earlier in the step and has not regained it, per iteration: "
-      "a {}, b {}: {}'s device still idles before each launch",
+      "the host blocked at a synchronizing call earlier in the step, and without it would have launched these "
+      "items that much earlier, per iteration: a {}, b {}: {}'s device still idles before them",
       SyncPhrase(a), SyncPhrase(b), f.costly);
   e.params = TimelineParams(a, b, f.costly, kCauseSyncs);
   const bool first = f.evidence.empty() || f.evidence.front().kind == EvidenceClass::kNone;
@@ -565,8 +566,9 @@ bool AddWaitsAfterSyncs(Finding& f, const KernelRegions& k) {
 }
 
 // The synchronizing calls before the finding's items, per iteration, when
-// one side makes at least one more every other iteration. True when the
-// costlier side makes more: they are why it waits.
+// one side makes at least one more every other iteration. True when they
+// are why the costlier side waits (it makes more, and blocked in them:
+// SyncsExplainWait), or an earlier call is (AddWaitsAfterSyncs).
 bool AddSyncs(Finding& f, const KernelRegions& k) {
   std::map<std::string, double> a, b;
   double blocked_a = 0, blocked_b = 0;

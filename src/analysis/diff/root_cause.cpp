@@ -408,7 +408,7 @@ std::optional<Evidence> WaitDelta(const RegionSide& a, const RegionSide& b, char
   const double blocked_a = a.cost->syncs().BlockedBefore(ops_a), blocked_b = b.cost->syncs().BlockedBefore(ops_b);
   const double more_blocked = costly == 'a' ? blocked_a - blocked_b : blocked_b - blocked_a;
   const bool synced = more_calls && SyncsExplainWait(more_blocked, more_wait);
-  // Or the host lost its lead at a call before these ops and has not regained it.
+  // Or a call earlier in the step that the host blocked in still delays these ops (WaitsAfterSyncs).
   auto after_a = a.cost->syncs().After(ops_a), after_b = b.cost->syncs().After(ops_b);
   const bool after = !synced && !kernels_only &&
                      Total(costly == 'a' ? after_a : after_b) - Total(costly == 'a' ? after_b : after_a) >= 0.5;
@@ -426,8 +426,8 @@ std::optional<Evidence> WaitDelta(const RegionSide& a, const RegionSide& b, char
     e.summary += fmt::format("; synchronizing calls before them, per iteration: a {}, b {}", SyncPhrase(sa), SyncPhrase(sb));
   else if (after)
     e.summary += fmt::format(
-        "; the host lost its lead at a synchronizing call before them and has not regained it, per iteration: a {}, "
-        "b {}",
+        "; the host blocked at a synchronizing call earlier in the step, and without it would have launched them "
+        "that much earlier, per iteration: a {}, b {}",
         SyncPhrase(after_a), SyncPhrase(after_b));
   else if (more_calls)
     e.summary += fmt::format(
