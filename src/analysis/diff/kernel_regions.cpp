@@ -388,19 +388,13 @@ KernelSide Side(const Stream& s, const std::vector<Segment>& segments, const std
       out.blocked_before[seg] += c.blocked_seconds() / reps;
     }
   }
-  // Segments whose items still wait after a call: once per segment and call an iteration.
+  // Segments whose items still wait after a call.
   out.after_syncs.resize(segments.size());
-  const auto after = WaitsAfterSyncs(r, s.work, calls);
-  std::set<std::pair<int64_t, int>> seen;
-  for (size_t j = 0; j < s.work.size(); ++j) {
-    if (after[j] < 0 || call_names[static_cast<size_t>(after[j])].empty() || s.steps.repetition_of[j] < 0) continue;
-    const int64_t at = s.steps.recorded_of[j];
-    if (at < 0) continue;
-    const int64_t seg = segment_of[at - s.steps.step_begin];
-    if (seg == kNone || !seen.insert({seg, after[j]}).second) continue;
-    const std::string& call = call_names[static_cast<size_t>(after[j])];
-    out.after_syncs[static_cast<size_t>(seg)][StillWaitingAfter(call)] += 1 / reps;
-  }
+  const auto after = PlacesWaitingAfterSyncs(r, s.work, calls, call_names, reps, [&](size_t j) -> int64_t {
+    const int64_t at = s.steps.repetition_of[j] < 0 ? kNone : s.steps.recorded_of[j];
+    return at < 0 ? kNone : segment_of[at - s.steps.step_begin];
+  });
+  for (const auto& [seg, calls_after] : after) out.after_syncs[static_cast<size_t>(seg)] = calls_after;
   return out;
 }
 

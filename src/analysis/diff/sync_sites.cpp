@@ -125,6 +125,23 @@ std::string CallLabel(const std::string& label) {
   return IsStillWaitingAfter(label) ? label.substr(0, label.size() - kStillWaiting.size()) : label;
 }
 
+std::unordered_map<int64_t, std::map<std::string, double>> PlacesWaitingAfterSyncs(
+    const Run& run, const std::vector<DeviceWork>& work, const std::vector<SyncCall>& calls,
+    const std::vector<std::string>& labels, double repeats, const std::function<int64_t(size_t)>& place_of) {
+  std::unordered_map<int64_t, std::map<std::string, double>> out;
+  const auto after = WaitsAfterSyncs(run, work, calls);
+  std::set<std::pair<int64_t, int>> seen;
+  for (size_t j = 0; j < work.size(); ++j) {
+    if (after[j] < 0) continue;
+    const std::string& label = labels[static_cast<size_t>(after[j])];
+    if (label.empty()) continue;
+    const int64_t place = place_of(j);
+    if (place < 0 || !seen.insert({place, after[j]}).second) continue;
+    out[place][StillWaitingAfter(label)] += 1 / repeats;
+  }
+  return out;
+}
+
 std::vector<SyncCall> SyncCalls(const Run& run) {
   std::unordered_map<int64_t, const ApiCall*> api;
   for (const auto& a : run.api_calls) api.emplace(a.correlation, &a);
@@ -200,12 +217,14 @@ SyncSites::SyncSites(const Run& recorded, const Run& measured, const PassAlignme
   // The measured pass's calls, per iteration, before the recorded op of their next work.
   const auto calls = SyncCalls(measured);
   const double reps = std::max<double>(1, static_cast<double>(al.repeats));
-  const auto next = NextWorkOps(measured, calls, [&](const DeviceWork& w) {
-    const auto rep = w.kernel ? al.kernel_rep : al.transfer_rep;
+  // The recorded op of a measured item, within an aligned repetition.
+  const auto op_of = [&](const DeviceWork& w) {
+    const auto& rep = w.kernel ? al.kernel_rep : al.transfer_rep;
     const auto& op = w.kernel ? al.kernel_op : al.transfer_op;
     const auto i = static_cast<size_t>(w.id);
     return i < rep.size() && rep[i] >= 0 && i < op.size() ? valid(op[i]) : kNone;
-  });
+  };
+  const auto next = NextWorkOps(measured, calls, op_of);
   std::vector<std::string> labels(calls.size());
   for (size_t i = 0; i < calls.size(); ++i) {
     if (next[i] == kNone) continue;
@@ -218,23 +237,10 @@ SyncSites::SyncSites(const Run& recorded, const Run& measured, const PassAlignme
     by_op_[next[i]][label] += 1 / reps;
     blocked_by_op_[next[i]] += calls[i].blocked_seconds() / reps;
   }
-  // The ops whose work still waits after a call, once per op and call an iteration.
   const auto work = DeviceWorkInLaunchOrder(measured);
-  const auto after = WaitsAfterSyncs(measured, work, calls);
-  std::set<std::pair<int64_t, int>> seen;
-  for (size_t j = 0; j < work.size(); ++j) {
-    if (after[j] < 0 || labels[static_cast<size_t>(after[j])].empty()) continue;
-    const DeviceWork& w = work[j];
-    const auto i = static_cast<size_t>(w.id);
-    const auto& rep = w.kernel ? al.kernel_rep : al.transfer_rep;
-    const auto& op_of = w.kernel ? al.kernel_op : al.transfer_op;
-    if (i >= rep.size() || rep[i] < 0 || i >= op_of.size()) continue;
-    const int64_t op = valid(op_of[i]);
-    if (op == kNone || !seen.insert({op, after[j]}).second) continue;
-    after_by_op_[op][StillWaitingAfter(labels[static_cast<size_t>(after[j])])] += 1 / reps;
-  }
+  after_by_op_ = PlacesWaitingAfterSyncs(measured, work, calls, labels, reps,
+                                         [&](size_t j) { return op_of(work[j]); });
 }
-
 std::map<std::string, double> SyncSites::After(const std::vector<int64_t>& ops) const {
   std::map<std::string, double> out;
   for (auto op : ops)

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -42,6 +43,14 @@ std::vector<SyncCall> SyncCalls(const Run& run);
 // not counted here.
 std::vector<int> WaitsAfterSyncs(const Run& run, const std::vector<DeviceWork>& work,
                                  const std::vector<SyncCall>& calls);
+// WaitsAfterSyncs counted per place: for each place (an op, a segment) whose
+// work still waits after a call, StillWaitingAfter(that call's label) -> the
+// share of iterations in which it does (once per place and call an iteration).
+// place_of(j) is the place of work[j], or kNone; calls
+// with an empty label are left out.
+std::unordered_map<int64_t, std::map<std::string, double>> PlacesWaitingAfterSyncs(
+    const Run& run, const std::vector<DeviceWork>& work, const std::vector<SyncCall>& calls,
+    const std::vector<std::string>& labels, double repeats, const std::function<int64_t(size_t)>& place_of);
 // "<call label>, the device still waiting after it": how such waits name their call.
 std::string StillWaitingAfter(const std::string& label);
 bool IsStillWaitingAfter(const std::string& label);
