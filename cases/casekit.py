@@ -369,12 +369,14 @@ def record_iteration(module, state, path: str, energy: str, replay: bool, measur
             jax.block_until_ready(jitted(*fn_args))  # compiled outside the timing
             step_s = _timed(lambda: jax.block_until_ready(jitted(*fn_args)))
             # On a GPU the measured pass is the program's own calls (measured=n, after two op-level
-            # executions the diff leaves out: the file holds both passes); without a kernel trace
-            # the calls are skipped and the op-level executions are the measurement.
+            # executions the diff leaves out: the file holds both passes), paced as window() paces
+            # the ground truth; without a kernel trace the calls are skipped and the op-level
+            # executions are the measurement.
             gpu = jax.default_backend() == "gpu"
             reps = measured_pass(lambda n: record_jax(fn, *fn_args, path=measured, energy=energy, fingerprints=False,
                                                       repeat=2 if gpu else n, measured=n if gpu else 0,
-                                                      overwrite=True), step_s, measured_s, energy, measured)
+                                                      wait_each=_sync_each_iteration(module), overwrite=True),
+                                 step_s, measured_s, energy, measured)
             info.update(measured=measured, measured_reps=reps)
     else:
         used = _accepted(magneton.record, options)

@@ -48,7 +48,8 @@ class JaxRecording:
 
 def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fingerprints: bool = True,
                repeat: int = 1, overwrite: bool = False, kernels: bool = True, stacks: bool = True,
-               max_unroll: int = 256, fingerprint_options: Optional[dict] = None, measured: int = 0) -> JaxRecording:
+               max_unroll: int = 256, fingerprint_options: Optional[dict] = None, measured: int = 0,
+               wait_each: bool = False) -> JaxRecording:
     """Records `fn(*args)`; writes the run to `path` (in memory only when None).
 
     fn: any JAX-traceable function (jitted or not); bind keyword or static
@@ -68,6 +69,9 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
         the regions from them: the `repeat` executions give each region its
         ops and kernels, these calls the time and energy as the program runs.
         0: none (the file is as without the option).
+    wait_each: with `measured`, wait for each call's outputs before the
+        next, as a loop that reads every result does (a loss printed each
+        step, a sample handed on); the default queues the calls back to back.
     """
     if repeat < 1:
         raise ValueError(f"repeat={repeat}: must be at least 1")
@@ -141,7 +145,7 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
                    "executions are the measurement")
     elif measured:
         jax.block_until_ready(outputs)
-        measured_from, end_ns = _measured_calls(fn, args, measured, session)
+        measured_from, end_ns = _measured_calls(fn, args, measured, session, wait_each)
 
     if path is None:
         timeline.replicate(g, repeat)
@@ -177,10 +181,11 @@ def _iteration_extra(repeat: int, measured_from: Optional[int]) -> dict:
     return {"measured_from_ns": str(measured_from)}
 
 
-def _measured_calls(fn, args, n: int, session) -> tuple:
-    """Calls fn(*args) n times as the program's loop does, marking each call's
-    end (a step mark); returns (start, end) of the stretch, its end after the
-    last call's outputs are ready. The start goes to the file at once, as the
+def _measured_calls(fn, args, n: int, session, wait_each: bool) -> tuple:
+    """Calls fn(*args) n times as the program's loop does (waiting for each
+    call's outputs with wait_each), marking each call's end (a step mark);
+    returns (start, end) of the stretch, its end after the last call's outputs
+    are ready. The start goes to the file at once, as the
     torch recorder notes its switch: a killed recording still splits."""
     start = time.monotonic_ns()
     try:
@@ -188,6 +193,8 @@ def _measured_calls(fn, args, n: int, session) -> tuple:
         out = None
         for _ in range(n):
             out = fn(*args)
+            if wait_each:
+                jax.block_until_ready(out)
             session.mark_step()
         jax.block_until_ready(out)
     except BaseException:

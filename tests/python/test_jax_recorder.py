@@ -361,6 +361,28 @@ def test_measured_calls_follow_the_op_level_executions_in_the_same_file(tmp_path
 
 
 @needs_extension
+def test_measured_calls_can_wait_for_each_result(tmp_path):
+    """wait_each=True paces the calls as a loop that reads every result: each
+    call's kernels have ended by its step mark (queued back to back, they run
+    on after the host moved on)."""
+    import magneton
+
+    _, _, jf, ja = models.pair("mlp")
+    path = str(tmp_path / "paced.mgt")
+    rec = record_jax(jax.jit(jf), *ja, path=path, measured=20, wait_each=True)
+    if not rec.summary["kernel_tracer"]:
+        pytest.skip("needs a kernel trace (a GPU): without one the program's own calls are not made")
+    run = magneton.load_run(path)
+    cut = int(run["info"]["extra"]["measured_from_ns"])
+    marks = sorted(_step_marks(path))
+    assert len(marks) == 20
+    calls = [k for k in run["kernels"] if k["start_ns"] >= cut]
+    for previous, mark in zip([cut] + marks, marks):
+        launched = [k for k in calls if previous <= k["start_ns"] < mark]
+        assert launched and all(k["end_ns"] <= mark for k in launched)
+
+
+@needs_extension
 def test_diff_costs_the_regions_of_such_files_from_their_measured_calls(tmp_path):
     """Two files of both passes (an MLP, and the MLP with a computation it throws
     away) diff without --measured-a/-b: per-iteration figures come from the calls."""
