@@ -323,8 +323,11 @@ def measured_pass(record_once, step_s: float, measured_s: float, energy: str, pa
     update period varies with the board and the load). Returns the steps of the kept pass."""
     steps = measured_steps(step_s, measured_s)
     for attempt in range(_MAX_MEASURED_ATTEMPTS):
+        t0 = time.monotonic()
         record_once(steps)
         updates = sensor_updates(path) if energy != "none" else None
+        print(f"casekit: measured pass of {steps} steps in {time.monotonic() - t0:.1f} s, "
+              f"{updates} energy counter updates", file=sys.stderr, flush=True)
         if updates is None or updates >= MIN_SENSOR_UPDATES or attempt == _MAX_MEASURED_ATTEMPTS - 1:
             break
         steps = math.ceil(steps * 1.25 * MIN_SENSOR_UPDATES / max(updates, 1))
