@@ -27,6 +27,7 @@ import math
 import os
 import sqlite3
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -77,9 +78,15 @@ def record_torch(out_dir: str, layers: int, width: int, batch: int, repeat: int,
             with magneton.record(path, fingerprints=True, overwrite=True):
                 fn(x)
             measured = os.path.join(out_dir, f"{name}-measured.mgt")
-            with magneton.record(measured, energy=energy, overwrite=True):
-                for _ in range(repeat):
+            # On a GPU with energy measured: at least a second of iterations, so that the
+            # energy rests on ~10 NVML counter updates (a compiled MLP step takes ~0.4 ms).
+            until = time.monotonic() + (1.0 if device == "cuda" and energy != "none" else 0.0)
+            with magneton.record(measured, energy=energy, overwrite=True) as rec:
+                n = 0
+                while n < repeat or time.monotonic() < until:
                     fn(x)
+                    rec.step()
+                    n += 1
                 if device == "cuda":
                     torch.cuda.synchronize()
         written += [path, measured]
@@ -119,7 +126,7 @@ def compact(path: str) -> None:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("out_dir", nargs="?", default=HERE)
-    p.add_argument("--repeat", type=int, default=5, help="executions (JAX) and measured iterations (torch)")
+    p.add_argument("--repeat", type=int, default=5, help="executions (JAX) and measured iterations (torch; on a GPU with energy, at least a second of them)")
     p.add_argument("--layers", type=int, default=4)
     p.add_argument("--width", type=int, default=64)
     p.add_argument("--batch", type=int, default=8)
