@@ -302,13 +302,16 @@ _MAX_MEASURED_ATTEMPTS = 3
 
 def sensor_updates(path: str) -> int | None:
     """How often the energy counter moved during a recorded run: the fewest changes of any
-    device's `energy.total` series (the store keeps only changes); None without one."""
+    GPU's `energy.total` series (the store keeps only changes), of any device's where no GPU
+    has one; None without one. A GPU run's energy is its GPUs': a platform or CPU counter
+    that a virtual machine reads as constant must not make the pass ever longer."""
     import sqlite3
     with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
-        rows = db.execute("SELECT count(*) FROM samples sa JOIN series se ON se.id = sa.series "
-                          "JOIN strings st ON st.id = se.sensor WHERE st.value = 'energy.total' "
-                          "GROUP BY sa.series").fetchall()
-    return min(n for (n,) in rows) - 1 if rows else None
+        rows = db.execute("SELECT d.kind, count(*) FROM samples sa JOIN series se ON se.id = sa.series "
+                          "JOIN strings st ON st.id = se.sensor LEFT JOIN devices d ON d.id = se.device "
+                          "WHERE st.value = 'energy.total' GROUP BY sa.series").fetchall()
+    counts = [n for kind, n in rows if kind == "gpu"] or [n for _, n in rows]
+    return min(counts) - 1 if counts else None
 
 
 def measured_steps(step_s: float, measured_s: float) -> int:

@@ -1,6 +1,7 @@
 """The known-inefficiency suite's premise, checked on a CPU: the two sides of every case
 compute the same values (so any energy difference between them is waste, not a
 different answer). Tiny shapes (the variants' --small); GPU-only cases are skipped."""
+import contextlib
 import json
 import subprocess
 import sys
@@ -148,3 +149,24 @@ def test_a_case_recorded_twice_on_the_cpu_gives_a_clean_a_a_pair(tmp_path):
     assert (tmp_path / "pytorch-141210" / "runs" / "aa.json").exists()
     assert "A/A pair" not in row["why"]
     assert findings.parse_summary(findings.summary_table([row]))["pytorch-141210"]["aa"] == "clean"
+
+
+def test_sensor_updates_are_the_gpus_where_a_gpu_has_a_counter(tmp_path):
+    """A platform counter that never moves (a virtual machine's) must not count: the
+    measured pass would be lengthened again and again for updates that never come."""
+    import shutil
+    import sqlite3
+    run = tmp_path / "run.mgt"
+    shutil.copy(ROOT / "tests/data/diff/gpu/engine_tf32.mgt", run)
+    gpu = casekit.sensor_updates(str(run))
+    assert gpu and gpu >= 10
+    with contextlib.closing(sqlite3.connect(run)) as db, db:
+        sensor = db.execute("SELECT id FROM strings WHERE value = 'energy.total'").fetchone()[0]
+        platform = db.execute("SELECT id FROM devices WHERE kind = 'platform'").fetchone()[0]
+        db.execute("INSERT INTO series (id, device, sensor, unit, source) "
+                   "SELECT 1000, ?, sensor, unit, source FROM series WHERE sensor = ? LIMIT 1", (platform, sensor))
+        db.execute("INSERT INTO samples VALUES (1000, 1, 5.0)")
+    assert casekit.sensor_updates(str(run)) == gpu
+    with contextlib.closing(sqlite3.connect(run)) as db, db:
+        db.execute("DELETE FROM series WHERE device = (SELECT id FROM devices WHERE kind = 'gpu')")
+    assert casekit.sensor_updates(str(run)) == 0  # no GPU counter: the others count
