@@ -126,7 +126,9 @@ def compact(path: str) -> None:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("out_dir", nargs="?", default=HERE)
-    p.add_argument("--repeat", type=int, default=5, help="executions (JAX) and measured iterations (torch; on a GPU with energy, at least a second of them)")
+    p.add_argument("--repeat", type=int, default=5,
+                   help="executions (JAX) and measured iterations (torch; on a GPU with energy, "
+                        "at least a second of them)")
     p.add_argument("--layers", type=int, default=4)
     p.add_argument("--width", type=int, default=64)
     p.add_argument("--batch", type=int, default=8)
