@@ -61,8 +61,8 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
         iteration; longer ones as one op.
     measured: with `path`, after the `repeat` executions, calls `fn(*args)`
         this many times as the program's own loop does: no binding per
-        equation and no wait per call (only the last call's outputs are
-        waited for), each call's end a step mark. A jitted `fn` runs its
+        equation and, unless `wait_each`, no wait per call (only the last
+        call's outputs are waited for), each call's end a step mark. A jitted `fn` runs its
         compiled executable; one that is not jitted runs eagerly, operation
         by operation, which is how it runs. The file notes where these calls
         begin (RunInfo extra "measured_from_ns"), and `magneton diff` costs
