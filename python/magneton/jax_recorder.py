@@ -62,9 +62,9 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
     measured: with `path`, after the `repeat` executions, calls `fn(*args)`
         this many times as the program's own loop does: no binding per
         equation and, unless `wait_each`, no wait per call (only the last
-        call's outputs are waited for), each call's end a step mark. A jitted `fn` runs its
-        compiled executable; one that is not jitted runs eagerly, operation
-        by operation, which is how it runs. The file notes where these calls
+        call's outputs are waited for), each call's end a step mark. A
+        jitted `fn` runs its compiled executable; one that is not jitted
+        runs eagerly, operation by operation, which is how it runs. The file notes where these calls
         begin (RunInfo extra "measured_from_ns"), and `magneton diff` costs
         the regions from them: the `repeat` executions give each region its
         ops and kernels, these calls the time and energy as the program runs.
@@ -185,8 +185,8 @@ def _measured_calls(fn, args, n: int, session, wait_each: bool) -> tuple:
     """Calls fn(*args) n times as the program's loop does (waiting for each
     call's outputs with wait_each), marking each call's end (a step mark);
     returns (start, end) of the stretch, its end after the last call's outputs
-    are ready. The start goes to the file at once, as the
-    torch recorder notes its switch: a killed recording still splits."""
+    are ready. The start goes to the file at once, as the torch recorder notes
+    its switch: a killed recording still splits."""
     start = time.monotonic_ns()
     try:
         session.write({"extra": {"measured_from_ns": str(start)}})

@@ -241,6 +241,7 @@ SyncSites::SyncSites(const Run& recorded, const Run& measured, const PassAlignme
   after_by_op_ = PlacesWaitingAfterSyncs(measured, work, calls, labels, reps,
                                          [&](size_t j) { return op_of(work[j]); });
 }
+
 std::map<std::string, double> SyncSites::After(const std::vector<int64_t>& ops) const {
   std::map<std::string, double> out;
   for (auto op : ops)
