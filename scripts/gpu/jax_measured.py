@@ -2,7 +2,11 @@
 of the two files: each side's per-iteration time from its measured calls next
 to the op-level executions' and the program's own loop (no recorder).
 
-    python scripts/gpu/jax_measured.py CASE OUT_DIR MAGNETON [--calls K]
+    python scripts/gpu/jax_measured.py CASE OUT_DIR MAGNETON [--calls K] [--wait-each]
+
+--wait-each: the own loop reads every result before the next call, and the
+measured calls wait for each result (record_jax's wait_each), as the case
+suite's ground truth paces JAX.
 """
 import argparse
 import importlib.util
@@ -24,6 +28,7 @@ p.add_argument("case")
 p.add_argument("out")
 p.add_argument("magneton")
 p.add_argument("--calls", type=int, default=2000)
+p.add_argument("--wait-each", action="store_true")
 a = p.parse_args()
 
 
@@ -44,11 +49,14 @@ for side in ("wasteful", "efficient"):
     out = None
     for _ in range(a.calls):
         out = fn(*args)
+        if a.wait_each:
+            jax.block_until_ready(out)
     jax.block_until_ready(out)
     plain_ms = (time.perf_counter() - t0) / a.calls * 1e3
     path = os.path.join(a.out, f"{side}.mgt")
     t0 = time.perf_counter()
-    rec = record_jax(fn, *args, path=path, energy="nvml", overwrite=True, measured=a.calls)
+    rec = record_jax(fn, *args, path=path, energy="nvml", overwrite=True, measured=a.calls,
+                     wait_each=a.wait_each)
     print(f"{side}: own loop {plain_ms:.3f} ms a call; recorded in {time.perf_counter() - t0:.1f} s, "
           f"kernel tracer {rec.summary.get('kernel_tracer')}", flush=True)
     files.append(path)
