@@ -233,9 +233,12 @@ def main(argv=None) -> int:
     if steps is not None and steps.loop is None:
         which = (f"no loop at line {args.step_line}" if args.step_line is not None
                  else f"no loop of {steps_min()} or more operators per iteration")
+        how = ("the script ran JAX, whose operations this route does not see: record its step function with "
+               "magneton.record_jax (docs/jax.md)" if "jax" in sys.modules else
+               "record around the loop with magneton.record(...) and rec.step(), or use --pass recording and "
+               "--pass measured")
         sys.stderr.write(f"magneton: record: {args.output}: {which} ran three times or more in {file}, so there is no "
-                         "step to record (record around the loop with magneton.record(...) and rec.step(), or use "
-                         "--pass recording and --pass measured)\n")
+                         f"step to record ({how})\n")
     elif steps is not None and steps.inner_loop_hint():
         sys.stderr.write(f"magneton: record: {args.output}: {steps.inner_loop_hint()}\n")
     if args.verbose and not (steps is not None and steps.loop is None):

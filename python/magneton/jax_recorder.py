@@ -36,6 +36,7 @@ from magneton.recorder import IDLE_HOLD_SECONDS
 __all__ = ["record_jax", "JaxRecording", "dataflow_completeness"]
 
 ENERGY_CHOICES = ("none", "nvml", "rapl", "auto")
+WRITE_EVERY_NS = 500_000_000  # the op-level executions' rows are written this often
 
 
 @dataclass
@@ -117,19 +118,34 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
         g.config = environment.config_snapshot()
         session.write({"frames": _rows(g.frames), "stacks": _rows(g.stacks), "config": g.config,
                        "extra": environment.info_extra()})
+    windows, outputs, ranges, pending = {}, None, [], []
+
+    def write_pending():
+        # Rows of the executions since the last write; building them is the
+        # recorder's work, so it waits until the executions stop for a while.
+        for k, w in pending:
+            execution = timeline.execution_rows(g, k, dict(zip(top_ops, w)), walker.busy_ns)
+            session.write({"tensors": _rows(execution.tensors), "ops": _rows(execution.ops)})
+            ranges.extend(_scope_ranges(execution, first_id=len(ranges)))
+            if k == 0:
+                g.ops = execution.ops  # the in-memory recording keeps execution 0, timed
+        pending.clear()
+
     try:
-        windows, outputs, ranges = {}, None, []
         start_ns = time.monotonic_ns()  # the run's window is the measured pass
+        written_ns = start_ns
         for k in range(repeat):
             w, outputs = timeline.measured_pass(closed, leaves, top_ops, session, op_offset=k * n_ops)
             windows.update({op + k * n_ops: win for op, win in zip(top_ops, w)})
             if path is not None:
-                execution = timeline.execution_rows(g, k, dict(zip(top_ops, w)), walker.busy_ns)
-                session.write({"tensors": _rows(execution.tensors), "ops": _rows(execution.ops)})
-                ranges += _scope_ranges(execution, first_id=len(ranges))
-                if k == 0:
-                    g.ops = execution.ops  # the in-memory recording keeps execution 0, timed
+                pending.append((k, w))
+                # A killed recording keeps the executions written up to half a
+                # second before; a shorter one has no writes inside its window.
+                if time.monotonic_ns() - written_ns > WRITE_EVERY_NS:
+                    write_pending()
+                    written_ns = time.monotonic_ns()
         end_ns = time.monotonic_ns()
+        write_pending()
     except BaseException:
         if path is not None:
             session.stop({"stats": [{"name": "jax_measured_pass_failed", "severity": "error", "value": 1,

@@ -269,6 +269,32 @@ double NormalizeHostTime(const Run& a, const Run& b, const CostModel& ca, const 
   return j.ratio;
 }
 
+// Seconds per iteration in the top-level calls named `scope` (a compiled call's measured time).
+double CallSeconds(const Run& run, const std::string& scope, const RunSummary& summary) {
+  double s = 0;
+  for (const auto& op : run.ops)
+    if (op.parent == kNone && op.name == scope) s += static_cast<double>(op.end_ns - op.start_ns) * 1e-9;
+  return s / static_cast<double>(std::max<int64_t>(1, summary.iterations));
+}
+
+// A finding whose two sides are both shares of compiled calls (estimates,
+// dispatch.h) stands only where the measured calls differ the same way by
+// the threshold; else the difference is in the estimate's split, not backed.
+void BackByCompiledCalls(Finding& f, const std::pair<std::string, double>& call_a,
+                         const std::pair<std::string, double>& call_b, const DiffOptions& options) {
+  const double hi = f.costly == 'a' ? call_a.second : call_b.second, lo = f.costly == 'a' ? call_b.second : call_a.second;
+  if (f.verdict == Verdict::kNoise || hi >= lo * (1 + options.threshold)) {
+    f.why += "; both times are estimates (shares of compiled calls)";
+    return;
+  }
+  f.verdict = Verdict::kNoise;
+  f.why = fmt::format(
+      "{:.1f}% apart in estimated time: both sides are shares of compiled calls ({} {} on a, {} {} on b), whose "
+      "measured times do not differ that way by the {:.0f}% threshold",
+      f.cost_delta_pct, call_a.first, Duration(call_a.second), call_b.first, Duration(call_b.second),
+      options.threshold * 100);
+}
+
 // Regions that run the same code, grouped; each group becomes one finding.
 struct Groups {
   std::vector<Finding> findings;
@@ -610,6 +636,7 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
 
   int64_t iterations = std::max<int64_t>(1, report.a.iterations);
   int same_work = 0;
+  bool estimated = false;  // a finding with a side costed by estimate
   std::vector<std::vector<size_t>> members(g.findings.size());  // each group's regions
   for (size_t ri = 0; ri < g.of_region.size(); ++ri) members[g.of_region[ri]].push_back(ri);
   for (size_t gi = 0; gi < g.findings.size(); ++gi) {
@@ -635,6 +662,15 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
       group_b.insert(group_b.end(), r.ops_b.begin(), r.ops_b.end());
     }
     same_work += Explain(f, {&a, &ca, &rep.ops_a, &group_a}, {&b, &cb, &rep.ops_b, &group_b}, report, options);
+    const std::string scope_a = EstimatedScope({&a, &ca, &rep.ops_a}), scope_b = EstimatedScope({&b, &cb, &rep.ops_b});
+    if (!scope_a.empty() && !scope_b.empty()) {
+      BackByCompiledCalls(f, {scope_a, CallSeconds(a, scope_a, report.a)}, {scope_b, CallSeconds(b, scope_b, report.b)},
+                          options);
+    } else if (!scope_a.empty() || !scope_b.empty()) {
+      f.why += fmt::format("; {}'s time is an estimate (a share of {}'s)", scope_a.empty() ? 'b' : 'a',
+                           scope_a + scope_b);
+    }
+    estimated |= (!scope_a.empty() || !scope_b.empty()) && f.verdict != Verdict::kNoise;
   }
   if (dispatch) {
     if (folded > 0)
@@ -644,6 +680,11 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
           folded, folded == 1 ? "" : "s", folded == 1 ? "s" : "", folded == 1 ? "is" : "are"));
     g.findings.push_back(std::move(*dispatch));
   }
+  if (estimated)
+    report.notes.push_back(
+        "findings whose times are estimates compare operations inside a compiled call with no kernel trace: the "
+        "call's measured time shared out in proportion to each operation's time run eagerly (docs/jax.md); on a "
+        "GPU with kernels traced they are measured");
   if (same_work > 0 && !report.host_time_only)
     report.notes.push_back(fmt::format(
         "{} region group{} cost{} at least {:.0f}% more on one side with the same operators, kernels, launch "

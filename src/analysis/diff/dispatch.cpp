@@ -64,6 +64,22 @@ std::string CompiledScope(const RegionSide& s) {
   return out;
 }
 
+std::string EstimatedScope(const RegionSide& s) {
+  if (s.cost->has_kernels()) return "";
+  const auto n = static_cast<int64_t>(s.run->ops.size());
+  std::string scope;
+  for (int64_t op : *s.ops) {
+    if (op < 0 || op >= n) continue;
+    if (s.run->ops[op].framework != "jax") return "";
+    std::string outer;
+    for (int64_t p = s.run->ops[op].parent; p >= 0 && p < n; p = s.run->ops[p].parent)
+      if (IsCompiledScope(s.run->ops[p].name)) outer = s.run->ops[p].name;
+    if (outer.empty()) return "";
+    scope = outer;
+  }
+  return scope;
+}
+
 DispatchUse MeasureDispatch(const Run& run, const CostModel& cost, const MatchResult& match, bool side_a,
                             const RunSummary& summary, bool energy) {
   DispatchUse u;

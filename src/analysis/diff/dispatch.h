@@ -37,6 +37,12 @@ std::vector<std::string> DispatchUnits(const RegionSide& s);
 // none: the side runs eagerly).
 std::string CompiledScope(const RegionSide& s);
 
+// The compiled scope whose measured time a region side's times are shares of
+// ("" when they are measured): JAX equations inside a jit call on a run with
+// no kernel trace take their times from the call's in proportion to their
+// eager times (docs/jax.md), so such a region's cost is an estimate.
+std::string EstimatedScope(const RegionSide& s);
+
 // One run's dispatching, per iteration.
 struct DispatchUse {
   double iteration_s = 0;             // the iteration's time

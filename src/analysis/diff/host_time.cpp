@@ -40,13 +40,16 @@ double MedianLogRatio(const std::vector<size_t>& regions, const std::vector<Side
 }
 
 // Matched regions whose code cannot differ: the same operators on the same
-// layouts, dispatched the same way on both sides.
+// layouts, dispatched the same way on both sides, with measured times (shares
+// of one compiled call differ as the call does, so they witness the code).
 std::vector<size_t> Controls(const Run& a, const Run& b, const CostModel& ca, const CostModel& cb,
                              const MatchResult& match) {
   std::vector<size_t> out;
   for (size_t r = 0; r < match.regions.size(); ++r) {
     const RegionSide sa{&a, &ca, &match.regions[r].ops_a}, sb{&b, &cb, &match.regions[r].ops_b};
-    if (DispatchUnits(sa) == DispatchUnits(sb) && SameOperatorsAndLayouts(sa, sb)) out.push_back(r);
+    if (DispatchUnits(sa) == DispatchUnits(sb) && SameOperatorsAndLayouts(sa, sb) && EstimatedScope(sa).empty() &&
+        EstimatedScope(sb).empty())
+      out.push_back(r);
   }
   return out;
 }

@@ -230,8 +230,9 @@ std::vector<ConfigDelta> CandidateKeys(const std::vector<ConfigDelta>& config, c
 }
 
 // Evidence whose differences no code path or layout explains: different kernels
-// for the same operators on the same inputs, or only kernel launch parameters
-// differing. (Different operators explain different kernels.)
+// for the same operators on the same inputs, only kernel launch parameters
+// differing, or the same operators computing in another dtype (a default
+// dtype, x64 or autocast switch). (Different operators explain different kernels.)
 bool OnlyConfigCanExplain(const Evidence& e, const RootCause& rc) {
   if (rc.evidence.front().kind == EvidenceClass::kOperators) return false;
   if (std::any_of(rc.evidence.begin(), rc.evidence.end(),
@@ -239,7 +240,9 @@ bool OnlyConfigCanExplain(const Evidence& e, const RootCause& rc) {
     return false;
   if (e.kind == EvidenceClass::kKernels) return e.params.empty();
   return e.kind == EvidenceClass::kLaunch &&
-         std::all_of(e.params.begin(), e.params.end(), [](const ParamDelta& p) { return p.subject.rfind("kernel ", 0) == 0; });
+         std::all_of(e.params.begin(), e.params.end(), [](const ParamDelta& p) {
+           return p.subject.rfind("kernel ", 0) == 0 || p.parameter == "dtype";
+         });
 }
 
 Evidence ArgumentsEvidence(std::vector<ParamDelta> deltas, std::vector<NamedCount> all_a,

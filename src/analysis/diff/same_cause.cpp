@@ -35,6 +35,7 @@ std::string Cause(const Finding& f) {
       if (p.subject == "timeline" && p.parameter == "cause") return f.costly == 'a' ? p.value_a : p.value_b;
     return "";
   }
+  if (e.kind == EvidenceClass::kLaunch) return e.config.empty() ? "" : kConfigured;
   if (e.kind != EvidenceClass::kOperators && e.kind != EvidenceClass::kKernels) return "";
   if (!e.config.empty()) return kConfigured;
   if (e.only_a.empty() && e.only_b.empty()) return "";
@@ -151,13 +152,16 @@ Finding Fold(const std::vector<const Finding*>& group, bool energy) {
   if (e.kind != EvidenceClass::kTimeline) {
     AddNamedCounts(group, &Evidence::only_a, e.only_a);
     AddNamedCounts(group, &Evidence::only_b, e.only_b);
-    const char* what = e.kind == EvidenceClass::kKernels ? "kernels" : "operators";
+    const char* what = e.kind == EvidenceClass::kKernels  ? "kernels"
+                       : e.kind == EvidenceClass::kLaunch ? "launch parameters or input dtypes"
+                                                           : "operators";
     const bool configured = !e.config.empty();
     const std::string same = configured ? fmt::format("{} the configuration chose", what)
                                         : fmt::format("the same {}", what);
     f.label = fmt::format("{} and {} more places with {}", f.label, n - 1, same);
-    f.why = fmt::format("{:.1f}% more {} at {} places with {} on each side, time {:+.1f}%; the largest: {}",
-                        f.cost_delta_pct, energy ? "energy" : "time", n, same, f.time_delta_pct, f.why);
+    f.why = fmt::format("{:.1f}% more {} at {} places with {} on each side{}; the largest: {}", f.cost_delta_pct,
+                        energy ? "energy" : "time", n, same,
+                        energy ? fmt::format(", time {:+.1f}%", f.time_delta_pct) : "", f.why);
     e.summary = configured ? fmt::format("{} chosen by the configuration at {} places: {}; at the largest: {}", what,
                                          n, AddConfig(group, e.config), e.summary)
                            : fmt::format("at {} places; at the largest: {}", n, e.summary);

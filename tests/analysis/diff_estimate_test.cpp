@@ -1,0 +1,93 @@
+// Regions costed by estimate on real CPU recordings (tests/data/jax_dtype/,
+// make_fixtures.py): one jitted kernel-regression prediction recorded by
+// record_jax with jax_enable_x64 on (a) and off (b). On a CPU the equations
+// inside the jit call have no execution of their own: each takes a share of
+// the call's measured time (docs/jax.md).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "analysis/diff/diff.h"
+#include "analysis/diff/rules.h"
+#include "core/store.h"
+
+namespace magneton::analysis {
+namespace {
+
+const std::string kData = std::string(MAGNETON_TEST_DATA) + "/jax_dtype/";
+
+magneton::Run Load(const std::string& name) {
+  auto r = LoadRun(kData + name + ".mgt");
+  EXPECT_TRUE(r.ok()) << r.error().message;
+  return r.ok() ? std::move(*r) : magneton::Run{};
+}
+
+DiffReport DiffRecorded(const magneton::Run& a, const magneton::Run& b) {
+  DiffOptions o;
+  auto rules = LoadRulesDir(std::string(MAGNETON_TEST_DATA) + "/../../rules");
+  EXPECT_TRUE(rules.ok());
+  if (rules.ok()) o.rules = *rules;
+  auto r = DiffRuns(a, b, nullptr, nullptr, o);
+  EXPECT_TRUE(r.ok()) << r.error().message;
+  return r.ok() ? std::move(*r) : DiffReport{};
+}
+
+bool Noted(const DiffReport& r, const std::string& what) {
+  return std::any_of(r.notes.begin(), r.notes.end(),
+                     [&](const std::string& n) { return n.find(what) != std::string::npos; });
+}
+
+// Seconds in the run's top-level jit calls.
+double CallSeconds(const magneton::Run& run) {
+  double s = 0;
+  for (const auto& op : run.ops)
+    if (op.parent == kNone) s += static_cast<double>(op.end_ns - op.start_ns) * 1e-9;
+  return s;
+}
+
+TEST(DiffEstimate, TheX64FlagIsOneFindingNamingTheKeyWithItsFix) {
+  DiffReport r = DiffRecorded(Load("x64"), Load("x32"));
+  ASSERT_GE(r.waste_count(), 1);
+  const Finding& f = r.findings[0];
+  EXPECT_EQ(f.costly, 'a');
+  EXPECT_EQ(f.evidence_class(), EvidenceClass::kLaunch);
+  // The places that compute in another dtype are one cause: the configuration.
+  EXPECT_GT(f.regions.size(), 3u);
+  ASSERT_FALSE(f.evidence[0].config.empty());
+  EXPECT_EQ(f.evidence[0].config[0].key, "jax.config.jax_enable_x64");
+  EXPECT_TRUE(f.evidence[0].config[0].by_rule);
+  ASSERT_FALSE(f.rules.empty());
+  EXPECT_EQ(f.rules[0].id, "jax-x64");
+  // Its times are shares of the jit calls, and the report says so.
+  EXPECT_NE(f.why.find("estimate"), std::string::npos) << f.why;
+  EXPECT_TRUE(Noted(r, "findings whose times are estimates"));
+  // Shares of one call cannot witness the machine's speed.
+  EXPECT_EQ(r.host_time_ratio, 1.0);
+}
+
+TEST(DiffEstimate, TheX64RuleNamesTheKeyOnlyWhereTheCostlySideComputesIn64Bits) {
+  DiffReport r = DiffRecorded(Load("x32"), Load("x64"));
+  for (const auto& f : r.findings)
+    for (const auto& rule : f.rules)
+      if (rule.id == "jax-x64") EXPECT_EQ(f.costly, 'b') << f.label;
+}
+
+TEST(DiffEstimate, SharesOfCallsThatCostTheSameAreNotWaste) {
+  // b's calls stretched to a's length: every share of b grows alike, so the
+  // shares still differ op by op while the measured calls do not.
+  magneton::Run a = Load("x64"), b = Load("x32");
+  const double stretch = CallSeconds(a) / CallSeconds(b);
+  const int64_t t0 = b.info.start_ns;
+  auto at = [&](int64_t t) { return t0 + static_cast<int64_t>(static_cast<double>(t - t0) * stretch); };
+  for (auto& op : b.ops) op.start_ns = at(op.start_ns), op.end_ns = at(op.end_ns);
+  b.info.end_ns = at(b.info.end_ns);
+  DiffReport r = DiffRecorded(a, b);
+  EXPECT_EQ(r.waste_count(), 0);
+  bool explained = false;
+  for (const auto& f : r.findings)
+    explained |= f.why.find("whose measured times do not differ that way") != std::string::npos;
+  EXPECT_TRUE(explained);
+}
+
+}  // namespace
+}  // namespace magneton::analysis
