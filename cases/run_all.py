@@ -219,7 +219,7 @@ def _diff(runs: Path, files: Path, args, b: str, write: bool) -> tuple[dict | No
     """`magneton diff --json` of wasteful against `b`, kept as runs/<DIFF_FILES[b]>, or its error."""
     rc, out, err = _run(diff_command(args.magneton, files, args.diff_args, b), args.timeout)
     what = "magneton diff" if b == "efficient" else "magneton diff of the A/A pair"
-    if rc not in (0, 1):  # 1: a finding, by the CLI's convention
+    if rc not in (0, 1, 3):  # 1: a finding, 3: nothing matched, by the CLI's convention
         return None, f"{what} failed (exit {rc}): {_tail(err or out)}"
     try:
         doc = json.loads(out)

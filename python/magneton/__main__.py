@@ -225,6 +225,8 @@ def main(argv=None) -> int:
     status = _run_code(code, file, target_argv, bool(args.module))
     if steps is not None:
         steps.stop()
+        if steps.loop is not None:
+            rec.set_info("step_loop", steps.describe(short=True))
     try:
         rec.__exit__(None, None, None)
     except Exception as e:  # noqa: BLE001 - the program's status wins; say what was lost

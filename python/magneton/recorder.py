@@ -361,6 +361,12 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
             return "recording"
         return "measured"
 
+    def set_info(self, key: str, value: str) -> None:
+        """Sets RunInfo.extra[key] in the run file (inside the block)."""
+        if self._native is None:
+            raise RuntimeError("set_info: only inside the record block")
+        self._native.set_info(key, str(value))
+
     def rows_held(self) -> int:
         """Operator rows in memory, not yet written to the run file (0 outside the block)."""
         return self._native.rows_held() if self._native is not None else 0

@@ -172,11 +172,13 @@ class ScriptSteps:
                 f"{calls} calls of its function: if each call is one step (a forward's loop over layers), name "
                 "the loop that drives the steps with --step-line FILE:N")
 
-    def describe(self) -> str:
+    def describe(self, short: bool = False) -> str:
+        """"the loop at FILE:N (FUNCTION)"; short: the file's name without its folder."""
         if self.loop is None:
             return "no loop"
         code, head = self.loop
-        return f"the loop at {code.co_filename}:{_line_of(code, head)} ({code.co_name})"
+        name = os.path.basename(code.co_filename) if short else code.co_filename
+        return f"the loop at {name}:{_line_of(code, head)} ({code.co_name})"
 
 
 def _installed_dirs() -> tuple:

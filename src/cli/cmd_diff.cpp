@@ -247,7 +247,8 @@ int Diff(const DiffCommand& cmd) {
   }
   if (!cmd.args.html.empty())
     if (auto st = WriteHtml(s, cmd.args); !st.ok()) return Fail(st.error());
-  return s.report.waste_count() > 0 ? kExitFinding : kExitOk;
+  if (s.report.waste_count() > 0) return kExitFinding;
+  return s.report.regions.empty() ? kExitNothingCompared : kExitOk;
 }
 
 }  // namespace

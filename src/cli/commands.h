@@ -14,6 +14,7 @@ namespace magneton::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFinding = 1;
 inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitNothingCompared = 3;  // diff: no region of the two runs matched
 
 using Action = std::function<int()>;
 

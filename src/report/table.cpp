@@ -199,6 +199,8 @@ std::string RenderDiffTable(const DiffReport& r, const TableOptions& o) {
                        waste, waste == 1 ? "" : "s", FormatCost(r.total_saved_per_iteration(), r.cost_unit),
                        FormatPct(pct), trade, trade == 1 ? "" : "s"),
            kBold);
+  } else if (r.regions.empty()) {
+    out += st("nothing compared: no region of the two runs matched (the notes above say why)\n", kBold);
   } else {
     out += st(fmt::format("no waste found at the {:.0f}% threshold; {} trade-off{}\n",
                           r.options.threshold * 100, trade, trade == 1 ? "" : "s"),

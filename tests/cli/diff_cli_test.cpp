@@ -68,6 +68,16 @@ TEST(DiffCli, SameProgramTwiceExitsZero) {
   EXPECT_NE(r.out.find("no waste found"), std::string::npos);
 }
 
+// Two programs with no value in common: nothing is compared, which is neither
+// "no waste" nor a finding.
+TEST(DiffCli, RunsWithNothingInCommonExitThreeAndSaySo) {
+  const std::string data = std::string(MAGNETON_TEST_DATA);
+  CommandResult r = Magneton("diff " + data + "/jax_dtype/x64.mgt " + data + "/dispatch/jax_jit.mgt --color never");
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("nothing compared: no region of the two runs matched"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("no waste found"), std::string::npos) << r.out;
+}
+
 // A C++ engine recorded by `magneton record` (no operators): matched by NVTX range.
 TEST(DiffCli, RunsWithoutOperatorsAreDiffedByNvtxRange) {
   const std::string fp32 = testing::GpuRuns() + "engine_fp32.mgt", tf32 = testing::GpuRuns() + "engine_tf32.mgt";

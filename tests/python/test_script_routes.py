@@ -163,6 +163,45 @@ def test_two_pass_route_on_a_training_script_takes_the_recordings_last_iteration
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and f"{b}: run b was recorded" in p.stderr, p.stderr
 
 
+ROWS_SCRIPT = PRELUDE + textwrap.dedent("""
+    batches = torch.randn(a.iters, 8, 64)
+    w1, w2 = torch.randn(64, 256), torch.randn(256, 64)
+    top = []
+    with torch.no_grad():
+        for i in range(a.iters):                          # the batches
+            if a.gelu == "rows":
+                out = torch.empty(8, 64)
+                for r in range(8):                        # one row at a time
+                    out[r] = gelu(batches[i, r:r + 1] @ w1)[0] @ w2
+            else:
+                out = gelu(batches[i] @ w1) @ w2
+            top.append(int(out.sum(1).argmax()))
+    print("summary:", top[:3])
+""")
+
+
+def test_steps_of_different_loops_are_named_when_nothing_matches(tmp_path):
+    """Rows scored one at a time against the batch at once: the one-command
+    route takes the row loop for a's step and the batch loop for b's, so no
+    value is in common; the diff compares nothing (exit 3) and names both loops."""
+    script = tmp_path / "score.py"
+    script.write_text(ROWS_SCRIPT)
+    lines = ROWS_SCRIPT.splitlines()
+    batch_line = next(n for n, ln in enumerate(lines, 1) if ln.endswith("# the batches"))
+    row_line = next(n for n, ln in enumerate(lines, 1) if ln.endswith("# one row at a time"))
+    for side, how in (("a", "rows"), ("b", "batch")):
+        p = _record_script(script, tmp_path / f"{side}.mgt", args=("--gelu", how, "--iters", "6"))
+        assert p.returncode == 0, p.stderr
+    magneton = pytest.importorskip("magneton")
+    extra = magneton.load_run(str(tmp_path / "a.mgt"))["info"]["extra"]
+    assert extra["step_loop"] == f"the loop at score.py:{row_line} (<module>)", extra
+    p = subprocess.run([_magneton(), "diff", str(tmp_path / "a.mgt"), str(tmp_path / "b.mgt"), "--color", "never"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 3, p.stdout + p.stderr
+    assert "nothing compared" in p.stdout
+    assert f"a the loop at score.py:{row_line}" in p.stdout and f"b the loop at score.py:{batch_line}" in p.stdout
+
+
 def test_a_script_without_a_loop_says_so_in_one_line(tmp_path):
     script = tmp_path / "once.py"
     script.write_text("import torch\nprint(torch.ones(3).sum().item())\n")

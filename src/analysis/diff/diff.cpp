@@ -269,6 +269,24 @@ double NormalizeHostTime(const Run& a, const Run& b, const CostModel& ca, const 
   return j.ratio;
 }
 
+// The loops the one-command route took for the runs' steps (RunInfo extra
+// "step_loop"), where little of the iterations matched: one side's step may
+// be a loop inside the other's (rows against a batch).
+std::optional<std::string> StepLoopsNote(const Run& a, const Run& b, const DiffReport& report) {
+  auto loop = [](const Run& r) {
+    auto it = r.info.extra.find("step_loop");
+    return it == r.info.extra.end() ? std::string("not found by it") : it->second;
+  };
+  if (!a.info.extra.count("step_loop") && !b.info.extra.count("step_loop")) return std::nullopt;
+  if (!report.regions.empty() && std::min(report.matched_share_a, report.matched_share_b) >= kLowMatchedShare)
+    return std::nullopt;
+  return fmt::format(
+      "the steps, as `python -m magneton record` found them: a {}, b {}; if they are not the same step of the "
+      "program (one a loop inside the other's), record again naming the loop that drives the steps "
+      "(--step-line FILE:N)",
+      loop(a), loop(b));
+}
+
 // Seconds per iteration in the top-level calls named `scope` (a compiled call's measured time).
 double CallSeconds(const Run& run, const std::string& scope, const RunSummary& summary) {
   double s = 0;
@@ -626,6 +644,7 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
               "weights: both sides must run the same workload, from the same seed)"
             : "no regions matched: record both runs with fingerprints (magneton.record(..., "
               "fingerprints=True)) on the same inputs");
+  if (auto note = StepLoopsNote(a, b, report)) report.notes.push_back(*note);
 
   // Eager against compiled: one run-level finding, into which the region
   // groups compiled on one side only are folded (dispatch.h).
