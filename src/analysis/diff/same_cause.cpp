@@ -25,6 +25,27 @@ namespace {
 // kernel).
 constexpr const char* kConfigured = "the configuration";
 
+// A launch finding whose only differences are its inputs' dtypes: the pairs
+// of dtypes ("float64/float32"), one cast or data source upstream of every
+// place that computes in them; "" when anything else differs.
+std::string Dtypes(const Evidence& e) {
+  std::set<std::string> pairs;
+  for (const auto& p : e.params) {
+    if (p.parameter != "dtype") return "";
+    pairs.insert(p.value_a + "/" + p.value_b);
+  }
+  return pairs.empty() ? "" : fmt::format("dtypes {}", fmt::join(pairs, ";"));
+}
+
+// "inputs in float64 on a, float32 on b" for a finding that Dtypes() names.
+std::string DtypePhrase(const Evidence& e) {
+  std::set<std::pair<std::string, std::string>> pairs;
+  for (const auto& p : e.params) pairs.emplace(p.value_a, p.value_b);
+  std::vector<std::string> parts;
+  for (const auto& [a, b] : pairs) parts.push_back(fmt::format("{} on a, {} on b", a, b));
+  return fmt::format("inputs in {}", fmt::join(parts, "; "));
+}
+
 // The cause a finding names: for a timeline finding, the cause of its costlier
 // side's wait; for an operators or kernels finding, the configuration where it
 // names keys, else the names each side has alone. "": none to fold by.
@@ -35,7 +56,7 @@ std::string Cause(const Finding& f) {
       if (p.subject == "timeline" && p.parameter == "cause") return f.costly == 'a' ? p.value_a : p.value_b;
     return "";
   }
-  if (e.kind == EvidenceClass::kLaunch) return e.config.empty() ? "" : kConfigured;
+  if (e.kind == EvidenceClass::kLaunch) return e.config.empty() ? Dtypes(e) : kConfigured;
   if (e.kind != EvidenceClass::kOperators && e.kind != EvidenceClass::kKernels) return "";
   if (!e.config.empty()) return kConfigured;
   if (e.only_a.empty() && e.only_b.empty()) return "";
@@ -156,11 +177,12 @@ Finding Fold(const std::vector<const Finding*>& group, bool energy) {
                        : e.kind == EvidenceClass::kLaunch ? "launch parameters or input dtypes"
                                                            : "operators";
     const bool configured = !e.config.empty();
-    const std::string same = configured ? fmt::format("{} the configuration chose", what)
-                                        : fmt::format("the same {}", what);
+    const std::string same = configured                        ? fmt::format("{} the configuration chose", what)
+                             : e.kind == EvidenceClass::kLaunch ? DtypePhrase(e)
+                                                                : fmt::format("the same {}", what);
     f.label = fmt::format("{} and {} more places with {}", f.label, n - 1, same);
-    f.why = fmt::format("{:.1f}% more {} at {} places with {} on each side{}; the largest: {}", f.cost_delta_pct,
-                        energy ? "energy" : "time", n, same,
+    f.why = fmt::format("{:.1f}% more {} at {} places with {}{}; the largest: {}", f.cost_delta_pct,
+                        energy ? "energy" : "time", n, e.kind == EvidenceClass::kLaunch ? same : same + " on each side",
                         energy ? fmt::format(", time {:+.1f}%", f.time_delta_pct) : "", f.why);
     e.summary = configured ? fmt::format("{} chosen by the configuration at {} places: {}; at the largest: {}", what,
                                          n, AddConfig(group, e.config), e.summary)
