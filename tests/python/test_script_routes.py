@@ -202,6 +202,38 @@ def test_steps_of_different_loops_are_named_when_nothing_matches(tmp_path):
     assert f"a the loop at score.py:{row_line}" in p.stdout and f"b the loop at score.py:{batch_line}" in p.stdout
 
 
+CAST_SCRIPT = PRELUDE + textwrap.dedent("""
+    data = [torch.randn(64, 256) for _ in range(4)]
+    w = torch.randn(256, 256) / 16
+    total = 0.0
+    with torch.no_grad():
+        for i in range(a.iters):
+            h = data[i % 4] @ w
+            if a.gelu == "f64":
+                h = h.to(torch.float64)                   # the cast
+            h = gelu(h) * 0.5 + h
+            h = gelu(h) * 0.5 + h
+            total += float(h.sum())
+    print(f"summary: {total:.3f}")
+""")
+
+
+def test_a_dtype_finding_names_the_cast_it_comes_from(tmp_path):
+    script = tmp_path / "cast.py"
+    script.write_text(CAST_SCRIPT)
+    cast_line = next(n for n, ln in enumerate(CAST_SCRIPT.splitlines(), 1) if ln.endswith("# the cast"))
+    for side, how in (("a", "f64"), ("b", "tanh")):
+        p = _record_script(script, tmp_path / f"{side}.mgt", args=("--gelu", how, "--iters", "12"))
+        assert p.returncode == 0, p.stderr
+    doc = _diff(str(tmp_path / "a.mgt"), str(tmp_path / "b.mgt"))
+    dtype = [f for f in doc["findings"] if f["verdict"] == "waste" and f["evidence_class"] == "launch"]
+    assert dtype, [(f["verdict"], f["label"]) for f in doc["findings"]]
+    # The places that compute in float64 are one finding, and it names the cast that made them so.
+    assert "inputs in float64 on a, float32 on b" in dtype[0]["label"], dtype[0]["label"]
+    summary = dtype[0]["evidence"][0]["summary"]
+    assert f"the float64 values come from aten::to at cast.py:{cast_line}" in summary, summary
+
+
 def test_a_script_without_a_loop_says_so_in_one_line(tmp_path):
     script = tmp_path / "once.py"
     script.write_text("import torch\nprint(torch.ones(3).sum().item())\n")

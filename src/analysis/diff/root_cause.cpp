@@ -11,6 +11,7 @@
 
 #include "analysis/diff/arguments.h"
 #include "analysis/diff/call_site.h"
+#include "analysis/diff/dtype_origin.h"
 #include "analysis/diff/paired_ops.h"
 #include "analysis/diff/verdict.h"
 
@@ -540,6 +541,10 @@ RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
       e.summary =
           fmt::format("same {}, different launch parameters or input layouts: {} {} {} vs {}",
                       ka.empty() ? "operators" : "kernels", d.subject, d.parameter, d.value_a, d.value_b);
+      if (d.parameter == "dtype")
+        if (std::string origin = DtypeOrigin(costly == 'a' ? a : b, costly == 'a' ? d.value_a : d.value_b);
+            !origin.empty())
+          e.summary += fmt::format("; on {}, {}", costly, origin);
       e.params = std::move(params);
     } else if (!arg_deltas.empty()) {
       e = ArgumentsEvidence(std::exchange(arg_deltas, {}), e.all_a, e.all_b);

@@ -1,0 +1,56 @@
+#include "analysis/diff/dtype_origin.h"
+
+#include <fmt/core.h>
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "analysis/diff/call_site.h"
+
+namespace magneton::analysis {
+namespace {
+
+const Tensor* TensorAt(const Run& run, int64_t id) {
+  return id >= 0 && id < static_cast<int64_t>(run.tensors.size()) ? &run.tensors[id] : nullptr;
+}
+
+// The first input of `op` (and of the ops nested in it) in `dtype`, or kNone.
+int64_t InputOf(const Run& run, const Op& op, const std::string& dtype) {
+  for (int64_t t : op.inputs)
+    if (const Tensor* x = TensorAt(run, t); x && x->dtype == dtype) return t;
+  return kNone;
+}
+
+}  // namespace
+
+std::string DtypeOrigin(const RegionSide& side, const std::string& dtype) {
+  const Run& run = *side.run;
+  int64_t tensor = kNone;
+  for (int64_t op : *side.ops)
+    if (op >= 0 && op < static_cast<int64_t>(run.ops.size()) && (tensor = InputOf(run, run.ops[op], dtype)) != kNone)
+      break;
+  if (tensor == kNone) return "";
+  // The first op to give out each tensor (an in-place op gives out what it
+  // took in, so the first is the one that made it).
+  std::unordered_map<int64_t, int64_t> producer;
+  for (size_t i = 0; i < run.ops.size(); ++i)
+    for (int64_t t : run.ops[i].outputs) producer.emplace(t, static_cast<int64_t>(i));
+  std::unordered_set<int64_t> seen;
+  while (seen.insert(tensor).second) {
+    auto it = producer.find(tensor);
+    if (it == producer.end())
+      return fmt::format("the {} values were made before the step (parameters or data created in {}, a cast outside "
+                         "the recorded step)",
+                         dtype, dtype);
+    const Op& op = run.ops[it->second];
+    const int64_t in = InputOf(run, op, dtype);
+    if (in == kNone) {
+      const std::string where = Describe(UserCallSite(run, op.stack));
+      return fmt::format("the {} values come from {}{}", dtype, op.name, where.empty() ? "" : " at " + where);
+    }
+    tensor = in;
+  }
+  return "";
+}
+
+}  // namespace magneton::analysis
