@@ -23,7 +23,9 @@
 #   usage on the device: carry [".gpudeps", ".gpubin"]; OUT=$OUT scripts/gpu/kernel_diff.sh
 #   BUDGET seconds (default 540), PAIRS (default: all of tf32 sync contiguous attention engine aa),
 #   ROUTE (kernel, the default: `magneton record -- CMD`; script: the same Python scripts through
-#   the one-command route `python -m magneton record -o X.mgt SCRIPT ARGS`, operators and both passes)
+#   the one-command route `python -m magneton record -o X.mgt SCRIPT ARGS`, operators and both passes;
+#   twopass: the two-pass CLI route, `--pass recording SCRIPT ARGS --iters 3` into X.mgt and
+#   `--pass measured SCRIPT ARGS` into X-m.mgt, diffed with --measured-a/-b)
 # Budget: about 5 minutes on the H200 with .gpubin carried: 11 recordings of
 # 10-20 s each (imports, cuBLAS warm-up, ~3 s of steps), engine.cu ~15 s.
 # GPU_DRY=1: the same steps on a CPU with tiny models and build/magneton, to try
@@ -68,11 +70,18 @@ export MAGNETON_RULES=$PWD/rules
 record() {
   local name=$1; shift
   step "record $name: $*"
-  if [ "$ROUTE" = script ]; then
+  if [ "$ROUTE" = script ] || [ "$ROUTE" = twopass ]; then
     while [ "$1" != -- ]; do shift; done; shift
-    [ "$1" = "$py" ] || { echo "  not a Python script: left out of ROUTE=script" | tee -a "$log"; return; }
+    [ "$1" = "$py" ] || { echo "  not a Python script: left out of ROUTE=$ROUTE" | tee -a "$log"; return; }
     shift
-    set -- env PYTHONPATH="$PWD/python" "$py" -m magneton record -f -o "$W/runs/$name.mgt" "$@"
+    local run=(env PYTHONPATH="$PWD/python" "$py" -m magneton record -f)
+    if [ "$ROUTE" = twopass ]; then
+      t 120 "${run[@]}" -o "$W/runs/$name.mgt" --pass recording "$@" --iters 3 > /dev/null 2>> "$log"
+      echo "  recording pass: exit $?" | tee -a "$log"
+      set -- "${run[@]}" -o "$W/runs/$name-m.mgt" --pass measured "$@"
+    else
+      set -- "${run[@]}" -o "$W/runs/$name.mgt" "$@"
+    fi
   else
     set -- "$M" record -f -o "$W/runs/$name.mgt" "$@"
   fi
@@ -82,11 +91,13 @@ record() {
 # diff NAME A B: table, JSON and HTML of the kernel-level diff.
 diff_pair() {
   local name=$1 a=$W/runs/$2.mgt b=$W/runs/$3.mgt
+  local measured=()
+  [ "$ROUTE" = twopass ] && measured=(--measured-a "$W/runs/$2-m.mgt" --measured-b "$W/runs/$3-m.mgt")
   step "diff $name"
-  t 60 "$M" diff "$a" "$b" --color never --html "$W/res/$name.html" > "$W/res/$name.txt" 2>> "$log"
+  t 60 "$M" diff "$a" "$b" "${measured[@]}" --color never --html "$W/res/$name.html" > "$W/res/$name.txt" 2>> "$log"
   echo $? > "$W/res/$name.exit"
   echo "  exit $(cat "$W/res/$name.exit")" | tee -a "$log"
-  t 60 "$M" diff "$a" "$b" --json > "$W/res/$name.json" 2>> "$log"
+  t 60 "$M" diff "$a" "$b" "${measured[@]}" --json > "$W/res/$name.json" 2>> "$log"
   head -n 30 "$W/res/$name.txt" >> "$log"
 }
 
