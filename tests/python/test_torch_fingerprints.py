@@ -21,6 +21,19 @@ def _assert_same_values(a, b, rel=1e-9):
     assert a["quantiles"] == b["quantiles"]  # the same sorted values
 
 
+@pytest.mark.parametrize("n", [1, 2, 33, 1000, 100_003])
+def test_quantiles_are_the_sorted_values_at_their_ranks_with_nan_last(n):
+    torch.manual_seed(n)
+    t = torch.randn(n)
+    t[torch.rand(n) < 0.1] = float("nan")
+    fp = magneton.fingerprint(t)
+    s = np.sort(t.double().numpy())  # NaN last, as the quantiles order them
+    q = len(fp["quantiles"])
+    ranks = [0 if q == 1 else (k * (n - 1) + (q - 1) // 2) // (q - 1) for k in range(q)]
+    np.testing.assert_array_equal(np.array(fp["quantiles"]), s[ranks])
+    np.testing.assert_array_equal(np.array([fp["min"], fp["max"]]), s[[0, n - 1]])
+
+
 def test_matches_numpy():
     torch.manual_seed(1)
     t = torch.randn(6, 10, 4)

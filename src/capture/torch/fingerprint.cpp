@@ -77,6 +77,36 @@ std::vector<double> HostEigenvalues(const double* gram, int64_t side) {
   return std::vector<double>(ev.data(), ev.data() + ev.size());
 }
 
+// The values of `v` at `ranks[first, last)` (ascending) as if `v[lo, hi)`
+// were sorted: the middle rank by nth_element, then each side's ranks within
+// its side, about n log(ranks) steps against a full sort's n log n.
+void SelectRanks(std::vector<double>& v, const std::vector<int64_t>& ranks, size_t first, size_t last, int64_t lo,
+                 int64_t hi, std::vector<double>& out) {
+  if (first >= last) return;
+  const size_t mid = first + (last - first) / 2;
+  const int64_t r = ranks[mid];
+  std::nth_element(v.begin() + lo, v.begin() + r, v.begin() + hi);
+  out[mid] = v[r];
+  SelectRanks(v, ranks, first, mid, lo, r, out);
+  SelectRanks(v, ranks, mid + 1, last, r + 1, hi, out);
+}
+
+// The order statistics at `ranks` (ascending) of a 1-D double tensor: on the
+// host by selection (sorting a large CPU tensor with its indices took most of
+// a recording pass's time), on a device by its sort.
+at::Tensor OrderStatistics(const at::Tensor& x, const std::vector<int64_t>& ranks) {
+  const at::Tensor idx = at::tensor(ranks, at::TensorOptions().dtype(at::kLong));
+  if (!x.is_cpu()) return std::get<0>(x.sort()).index_select(0, idx.to(x.device()));
+  const at::Tensor c = x.contiguous();
+  std::vector<double> v(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+  // NaN after every number, as a sort orders them; the numbers selected among themselves.
+  const auto numbers = std::partition(v.begin(), v.end(), [](double a) { return !std::isnan(a); }) - v.begin();
+  std::vector<double> out(ranks.size(), std::nan(""));
+  const size_t below = std::lower_bound(ranks.begin(), ranks.end(), numbers) - ranks.begin();
+  SelectRanks(v, ranks, 0, below, 0, numbers, out);
+  return at::tensor(out, at::TensorOptions().dtype(at::kDouble));
+}
+
 // Where one mode's spectrum comes from in the host copy.
 struct ModePlan {
   int64_t side = 0;     // 0: not computed (over the cap)
@@ -96,16 +126,23 @@ Result<Fingerprint> ComputeFingerprint(const at::Tensor& t, const FingerprintOpt
   try {
     at::Tensor x = t.detach().to(at::kDouble).reshape({-1});
     at::Tensor l2 = x.norm();
-    at::Tensor sorted = std::get<0>(x.sort());
     const int64_t n = fp.numel;
-    std::vector<int64_t> ranks(o.quantiles);
+    // Ranks 0 and n - 1 (min and max, NaN last as in a sort), then the quantiles'.
+    std::vector<int64_t> ranks = {0, n - 1};
     for (int k = 0; k < o.quantiles; ++k)
-      ranks[k] = o.quantiles == 1 ? 0 : (k * (n - 1) + (o.quantiles - 1) / 2) / (o.quantiles - 1);
-    at::Tensor idx = at::tensor(ranks, at::TensorOptions().dtype(at::kLong)).to(x.device());
+      ranks.push_back(o.quantiles == 1 ? 0 : (k * (n - 1) + (o.quantiles - 1) / 2) / (o.quantiles - 1));
+    std::vector<int64_t> order = ranks;
+    std::sort(order.begin(), order.end());
+    order.erase(std::unique(order.begin(), order.end()), order.end());
+    const at::Tensor at_order = OrderStatistics(x, order);
+    std::vector<int64_t> pick;  // each of `ranks` as its place in `order`
+    for (int64_t r : ranks) pick.push_back(std::lower_bound(order.begin(), order.end(), r) - order.begin());
+    const at::Tensor picked =
+        at_order.index_select(0, at::tensor(pick, at::TensorOptions().dtype(at::kLong)).to(at_order.device()));
     std::vector<at::Tensor> parts = {
-        at::stack({x.mean(), x.std(/*dim=*/c10::nullopt, /*correction=*/0, /*keepdim=*/false),
-                   sorted[0], sorted[n - 1], x.abs().sum(), l2}),
-        sorted.index_select(0, idx)};
+        at::stack({x.mean(), x.std(/*dim=*/c10::nullopt, /*correction=*/0, /*keepdim=*/false), picked[0], picked[1],
+                   x.abs().sum(), l2}),
+        picked.slice(0, 2)};
 
     // Spectra, normalized by the Frobenius norm so they are scale-free and in [0, 1].
     std::vector<int64_t> dims = SignificantDims(t);
