@@ -8,31 +8,14 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "analysis/diff/diff.h"
-#include "analysis/diff/rules.h"
-#include "core/store.h"
+#include "recorded_diff.h"
 
 namespace magneton::analysis {
 namespace {
 
-const std::string kData = std::string(MAGNETON_TEST_DATA) + "/dispatch/";
+using recorded::Noted;
 
-magneton::Run Load(const std::string& name) {
-  auto r = LoadRun(kData + name + ".mgt");
-  EXPECT_TRUE(r.ok()) << r.error().message;
-  return r.ok() ? std::move(*r) : magneton::Run{};
-}
-
-DiffReport DiffRecorded(const magneton::Run& a, const magneton::Run& b, const magneton::Run* ma = nullptr,
-                        const magneton::Run* mb = nullptr) {
-  DiffOptions o;
-  auto rules = LoadRulesDir(std::string(MAGNETON_TEST_DATA) + "/../../rules");
-  EXPECT_TRUE(rules.ok());
-  if (rules.ok()) o.rules = *rules;
-  auto r = DiffRuns(a, b, ma, mb, o);
-  EXPECT_TRUE(r.ok()) << r.error().message;
-  return r.ok() ? std::move(*r) : DiffReport{};
-}
+magneton::Run Load(const std::string& name) { return recorded::Load("dispatch/" + name + ".mgt"); }
 
 const Finding* OfClass(const DiffReport& r, EvidenceClass c) {
   for (const auto& f : r.findings)
@@ -47,13 +30,8 @@ double Param(const Finding& f, const std::string& what, char side) {
   return 0;
 }
 
-bool Noted(const DiffReport& r, const std::string& what) {
-  return std::any_of(r.notes.begin(), r.notes.end(),
-                     [&](const std::string& n) { return n.find(what) != std::string::npos; });
-}
-
 TEST(DiffDispatch, JaxWithoutJitIsOneFindingOfDispatchOverheadWithTheFix) {
-  DiffReport r = DiffRecorded(Load("jax_eager"), Load("jax_jit"));
+  DiffReport r = recorded::Diff(Load("jax_eager"), Load("jax_jit"));
   ASSERT_GT(r.regions.size(), 100u);
   EXPECT_EQ(r.a.iterations, 5);  // record_jax's repeat
   ASSERT_EQ(r.waste_count(), 1);
@@ -79,7 +57,7 @@ TEST(DiffDispatch, JaxWithoutJitIsOneFindingOfDispatchOverheadWithTheFix) {
 }
 
 TEST(DiffDispatch, TheCompiledSideMayBeEitherRun) {
-  DiffReport r = DiffRecorded(Load("jax_jit"), Load("jax_eager"));
+  DiffReport r = recorded::Diff(Load("jax_jit"), Load("jax_eager"));
   const Finding* f = OfClass(r, EvidenceClass::kDispatch);
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->verdict, Verdict::kWaste);
@@ -90,7 +68,7 @@ TEST(DiffDispatch, TheCompiledSideMayBeEitherRun) {
 TEST(DiffDispatch, TorchEagerAgainstTorchCompileIsOneFindingWithTheFix) {
   magneton::Run a = Load("torch_eager"), b = Load("torch_compiled");
   magneton::Run ma = Load("torch_eager-measured"), mb = Load("torch_compiled-measured");
-  DiffReport r = DiffRecorded(a, b, &ma, &mb);
+  DiffReport r = recorded::Diff(a, b, &ma, &mb);
   ASSERT_EQ(r.waste_count(), 1);
   const Finding& f = r.findings[0];
   EXPECT_EQ(f.evidence_class(), EvidenceClass::kDispatch);
@@ -117,7 +95,7 @@ TEST(DiffDispatch, TorchEagerAgainstTorchCompileIsOneFindingWithTheFix) {
 }
 
 TEST(DiffDispatch, TwoEagerRecordingsHaveNoDispatchFindingAndNoWaste) {
-  DiffReport r = DiffRecorded(Load("jax_eager"), Load("jax_eager_again"));
+  DiffReport r = recorded::Diff(Load("jax_eager"), Load("jax_eager_again"));
   EXPECT_GT(r.regions.size(), 100u);
   EXPECT_EQ(OfClass(r, EvidenceClass::kDispatch), nullptr);
   EXPECT_EQ(r.waste_count(), 0);

@@ -5,37 +5,15 @@
 // the call's measured time (docs/jax.md).
 #include <gtest/gtest.h>
 
-#include <algorithm>
 
-#include "analysis/diff/diff.h"
-#include "analysis/diff/rules.h"
-#include "core/store.h"
+#include "recorded_diff.h"
 
 namespace magneton::analysis {
 namespace {
 
-const std::string kData = std::string(MAGNETON_TEST_DATA) + "/jax_dtype/";
+using recorded::Noted;
 
-magneton::Run Load(const std::string& name) {
-  auto r = LoadRun(kData + name + ".mgt");
-  EXPECT_TRUE(r.ok()) << r.error().message;
-  return r.ok() ? std::move(*r) : magneton::Run{};
-}
-
-DiffReport DiffRecorded(const magneton::Run& a, const magneton::Run& b) {
-  DiffOptions o;
-  auto rules = LoadRulesDir(std::string(MAGNETON_TEST_DATA) + "/../../rules");
-  EXPECT_TRUE(rules.ok());
-  if (rules.ok()) o.rules = *rules;
-  auto r = DiffRuns(a, b, nullptr, nullptr, o);
-  EXPECT_TRUE(r.ok()) << r.error().message;
-  return r.ok() ? std::move(*r) : DiffReport{};
-}
-
-bool Noted(const DiffReport& r, const std::string& what) {
-  return std::any_of(r.notes.begin(), r.notes.end(),
-                     [&](const std::string& n) { return n.find(what) != std::string::npos; });
-}
+magneton::Run Load(const std::string& name) { return recorded::Load("jax_dtype/" + name + ".mgt"); }
 
 // Seconds in the run's top-level jit calls.
 double CallSeconds(const magneton::Run& run) {
@@ -46,7 +24,7 @@ double CallSeconds(const magneton::Run& run) {
 }
 
 TEST(DiffEstimate, TheX64FlagIsOneFindingNamingTheKeyWithItsFix) {
-  DiffReport r = DiffRecorded(Load("x64"), Load("x32"));
+  DiffReport r = recorded::Diff(Load("x64"), Load("x32"));
   ASSERT_GE(r.waste_count(), 1);
   const Finding& f = r.findings[0];
   EXPECT_EQ(f.costly, 'a');
@@ -66,7 +44,7 @@ TEST(DiffEstimate, TheX64FlagIsOneFindingNamingTheKeyWithItsFix) {
 }
 
 TEST(DiffEstimate, TheX64RuleNamesTheKeyOnlyWhereTheCostlySideComputesIn64Bits) {
-  DiffReport r = DiffRecorded(Load("x32"), Load("x64"));
+  DiffReport r = recorded::Diff(Load("x32"), Load("x64"));
   for (const auto& f : r.findings)
     for (const auto& rule : f.rules)
       if (rule.id == "jax-x64") EXPECT_EQ(f.costly, 'b') << f.label;
@@ -81,7 +59,7 @@ TEST(DiffEstimate, SharesOfCallsThatCostTheSameAreNotWaste) {
   auto at = [&](int64_t t) { return t0 + static_cast<int64_t>(static_cast<double>(t - t0) * stretch); };
   for (auto& op : b.ops) op.start_ns = at(op.start_ns), op.end_ns = at(op.end_ns);
   b.info.end_ns = at(b.info.end_ns);
-  DiffReport r = DiffRecorded(a, b);
+  DiffReport r = recorded::Diff(a, b);
   EXPECT_EQ(r.waste_count(), 0);
   bool explained = false;
   for (const auto& f : r.findings)

@@ -1,0 +1,40 @@
+// Real recordings under tests/data/ diffed as `magneton diff` diffs them,
+// with the repository's rules. Header-only; for tests of the diff on
+// committed run files.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "analysis/diff/diff.h"
+#include "analysis/diff/rules.h"
+#include "core/store.h"
+
+namespace magneton::analysis::recorded {
+
+// tests/data/<path>.
+inline magneton::Run Load(const std::string& path) {
+  auto r = LoadRun(std::string(MAGNETON_TEST_DATA) + "/" + path);
+  EXPECT_TRUE(r.ok()) << r.error().message;
+  return r.ok() ? std::move(*r) : magneton::Run{};
+}
+
+inline DiffReport Diff(const magneton::Run& a, const magneton::Run& b, const magneton::Run* ma = nullptr,
+                       const magneton::Run* mb = nullptr) {
+  DiffOptions o;
+  auto rules = LoadRulesDir(std::string(MAGNETON_TEST_DATA) + "/../../rules");
+  EXPECT_TRUE(rules.ok());
+  if (rules.ok()) o.rules = *rules;
+  auto r = DiffRuns(a, b, ma, mb, o);
+  EXPECT_TRUE(r.ok()) << r.error().message;
+  return r.ok() ? std::move(*r) : DiffReport{};
+}
+
+inline bool Noted(const DiffReport& r, const std::string& what) {
+  return std::any_of(r.notes.begin(), r.notes.end(),
+                     [&](const std::string& n) { return n.find(what) != std::string::npos; });
+}
+
+}  // namespace magneton::analysis::recorded
