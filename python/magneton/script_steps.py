@@ -173,7 +173,7 @@ class ScriptSteps:
                 "the loop that drives the steps with --step-line FILE:N")
 
     def describe(self, short: bool = False) -> str:
-        """"the loop at FILE:N (FUNCTION)"; short: the file's name without its folder."""
+        """The step loop as "the loop at FILE:N (FUNCTION)"; short: the file's name without its folder."""
         if self.loop is None:
             return "no loop"
         code, head = self.loop

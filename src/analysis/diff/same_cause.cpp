@@ -25,25 +25,18 @@ namespace {
 // kernel).
 constexpr const char* kConfigured = "the configuration";
 
-// A launch finding whose only differences are its inputs' dtypes: the pairs
-// of dtypes ("float64/float32"), one cast or data source upstream of every
-// place that computes in them; "" when anything else differs.
+// A launch finding whose only differences are its inputs' dtypes, named by
+// them ("inputs in float64 on a, float32 on b"): one cast or data source
+// upstream of every place that computes in them. "" when anything else differs.
 std::string Dtypes(const Evidence& e) {
-  std::set<std::string> pairs;
+  std::set<std::pair<std::string, std::string>> pairs;
   for (const auto& p : e.params) {
     if (p.parameter != "dtype") return "";
-    pairs.insert(p.value_a + "/" + p.value_b);
+    pairs.emplace(p.value_a, p.value_b);
   }
-  return pairs.empty() ? "" : fmt::format("dtypes {}", fmt::join(pairs, ";"));
-}
-
-// "inputs in float64 on a, float32 on b" for a finding that Dtypes() names.
-std::string DtypePhrase(const Evidence& e) {
-  std::set<std::pair<std::string, std::string>> pairs;
-  for (const auto& p : e.params) pairs.emplace(p.value_a, p.value_b);
   std::vector<std::string> parts;
   for (const auto& [a, b] : pairs) parts.push_back(fmt::format("{} on a, {} on b", a, b));
-  return fmt::format("inputs in {}", fmt::join(parts, "; "));
+  return parts.empty() ? "" : fmt::format("inputs in {}", fmt::join(parts, "; "));
 }
 
 // The cause a finding names: for a timeline finding, the cause of its costlier
@@ -178,7 +171,7 @@ Finding Fold(const std::vector<const Finding*>& group, bool energy) {
                                                            : "operators";
     const bool configured = !e.config.empty();
     const std::string same = configured                        ? fmt::format("{} the configuration chose", what)
-                             : e.kind == EvidenceClass::kLaunch ? DtypePhrase(e)
+                             : e.kind == EvidenceClass::kLaunch ? Dtypes(e)
                                                                 : fmt::format("the same {}", what);
     f.label = fmt::format("{} and {} more places with {}", f.label, n - 1, same);
     f.why = fmt::format("{:.1f}% more {} at {} places with {}{}; the largest: {}", f.cost_delta_pct,
