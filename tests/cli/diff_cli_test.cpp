@@ -68,6 +68,17 @@ TEST(DiffCli, SameProgramTwiceExitsZero) {
   EXPECT_NE(r.out.find("no waste found"), std::string::npos);
 }
 
+// Recording passes alone time the fingerprinting, not the programs: refused,
+// with what to give instead.
+TEST(DiffCli, RecordingPassesWithoutMeasuredPassesAreRefused) {
+  CommandResult r = Magneton("diff " + kData + "gelu_new.mgt " + kData + "gelu_fused.mgt");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("both runs are recording passes"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--measured-a"), std::string::npos) << r.err;
+}
+
 // Two programs with no value in common: nothing is compared, which is neither
 // "no waste" nor a finding.
 TEST(DiffCli, RunsWithNothingInCommonExitThreeAndSaySo) {

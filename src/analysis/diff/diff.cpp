@@ -155,6 +155,13 @@ Status MeasuredOnBothOrNeither(const DiffInput& a, const DiffInput& b) {
                                    "one: a recording pass's times include its fingerprinting and cannot be set "
                                    "against a measured pass's (give --measured-{} too, or neither)",
                                    side, side == 'a' ? 'b' : 'a', side));
+  // Replay measurements (record(..., replay=True)) cost the operators apart from the fingerprinting.
+  if (!a.measured && !b.measured && Fingerprinted(*a.run) && Fingerprinted(*b.run) && a.run->replays.empty() &&
+      b.run->replays.empty())
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "both runs are recording passes (fingerprints) and no measured pass was given: their times are "
+                     "the fingerprinting's, not the programs' (give --measured-a and --measured-b, or record each "
+                     "side with `python -m magneton record`, which writes both passes into one file)");
   return Status::Ok();
 }
 
