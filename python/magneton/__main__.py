@@ -176,6 +176,9 @@ def main(argv=None) -> int:
     if not args.module and not os.path.isfile(args.target[0]):
         sys.stderr.write(f"magneton: record: {args.target[0]}: no such script\n")
         return 2
+    if os.path.exists(args.output) and not args.force:  # before the script's set-up runs
+        sys.stderr.write(f"magneton: record: {args.output}: already exists; not overwriting it (-f to overwrite)\n")
+        return 2
     if args.steps < 0:
         sys.stderr.write(f"magneton: record: --steps {args.steps}: expected 0 (all) or more\n")
         return 2
