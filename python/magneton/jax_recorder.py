@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -29,7 +30,7 @@ import jax
 from jax.extend import core as jcore
 
 from magneton.jax import environment, kernels, native, timeline
-from magneton.jax.graph import NONE, Graph
+from magneton.jax.graph import NONE, Graph, Range
 from magneton.jax.walk import Walker
 from magneton.recorder import IDLE_HOLD_SECONDS
 
@@ -152,13 +153,23 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
                                      "description": "the measured pass raised; the run holds no ops"}]},
                          time.monotonic_ns())
         raise
-    measured_from = None
+    measured_from, host_calls = None, {}
     if measured and not session.kernel_tracer:
-        # On a machine without kernel tracing the op-level executions are the
-        # measurement (ops run synchronously there, docs/recording.md "JAX").
-        g.add_stat("jax_measured_calls_skipped", "info", measured,
-                   "no kernel trace on this machine: the program's own calls were not made; the op-level "
-                   "executions are the measurement")
+        # Nothing of the calls can be aligned with the op-level executions, which
+        # stay the measurement of each region; the calls give the time per call
+        # as the program runs (a function not jitted re-traces its transforms
+        # on every call, which the op-level executions leave out), as the torch
+        # recorder's untraced steps do.
+        jax.block_until_ready(outputs)
+        marks = _host_timed_calls(fn, args, measured, wait_each)
+        first, thread = len(ranges), threading.get_native_id()
+        ranges.extend(Range(id=first + i, name="step", domain="magneton", thread=thread, start_ns=t, end_ns=t)
+                      for i, t in enumerate(marks))
+        host_calls = {"kernels_traced_until_ns": str(end_ns)}
+        end_ns = marks[-1]
+        g.add_stat("jax_measured_calls_host_timed", "info", measured,
+                   "no kernel trace: the program's own calls were timed on the host only (step marks); the "
+                   "op-level executions cost the regions")
     elif measured:
         jax.block_until_ready(outputs)
         measured_from, end_ns = _measured_calls(fn, args, measured, session, wait_each)
@@ -169,7 +180,7 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
         g.config = environment.config_snapshot()
     timeline.scope_ranges(g)
     g.info = {"command": environment.command_line(), "start_ns": start_ns, "end_ns": end_ns,
-              "extra": {**environment.info_extra(), **_iteration_extra(repeat, measured_from)}}
+              "extra": {**environment.info_extra(), **_iteration_extra(repeat, measured_from), **host_calls}}
     g.devices = devices.rows
     executions_in_graph = 1 if path is not None else repeat
     _add_stats(g, fp, walker, repeat, repeat // executions_in_graph)
@@ -219,6 +230,23 @@ def _measured_calls(fn, args, n: int, session, wait_each: bool) -> tuple:
                      time.monotonic_ns())
         raise
     return start, time.monotonic_ns()
+
+
+def _host_timed_calls(fn, args, n: int, wait_each: bool) -> list:
+    """Calls fn(*args) n times as the program's loop does, timed on the host:
+    a mark before the first call, after each call but the last, and after the
+    last call's outputs are ready (so the queue is drained): n steps."""
+    marks = [time.monotonic_ns()]
+    out = None
+    for i in range(n):
+        out = fn(*args)
+        if wait_each:
+            jax.block_until_ready(out)
+        if i < n - 1:
+            marks.append(time.monotonic_ns())
+    jax.block_until_ready(out)
+    marks.append(time.monotonic_ns())
+    return marks
 
 
 def _hold_idle(session, energy: str, device_rows: list, extra: dict) -> None:

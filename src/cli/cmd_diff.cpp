@@ -121,9 +121,10 @@ Result<std::unique_ptr<DiffSession>> RunDiff(const DiffArgs& args, double thresh
   }
 
   analysis::DiffOptions o;
-  // Steps measured after tracing stopped: the iteration as the program runs, beside the traced one.
-  if (s->measured_a) o.untraced_a = analysis::TakeUntracedSteps(*s->measured_a);
-  if (s->measured_b) o.untraced_b = analysis::TakeUntracedSteps(*s->measured_b);
+  // Steps measured after tracing stopped: the iteration as the program runs, beside the traced one
+  // (in a run with no measured pass: the program's own calls after record_jax's op-level executions on a CPU).
+  o.untraced_a = analysis::TakeUntracedSteps(s->measured_a ? *s->measured_a : s->a);
+  o.untraced_b = analysis::TakeUntracedSteps(s->measured_b ? *s->measured_b : s->b);
   o.threshold = threshold;
   o.match_tolerance = args.tolerance;
   o.iterations = args.iterations;

@@ -123,8 +123,9 @@ struct StatDef {
   X(kJaxMeasuredPassFailed, "jax_measured_pass_failed", kError, "the measured pass raised; the run holds no ops")     \
   X(kJaxMeasuredCallsFailed, "jax_measured_calls_failed", kError,                                                      \
     "the program's own calls after the op-level executions raised")                                                    \
-  X(kJaxMeasuredCallsSkipped, "jax_measured_calls_skipped", kInfo,                                                     \
-    "no kernel trace: the program's own calls were not made; the op-level executions are the measurement")          \
+  X(kJaxMeasuredCallsHostTimed, "jax_measured_calls_host_timed", kInfo,                                               \
+    "no kernel trace: the program's own calls were timed on the host only (step marks); the op-level executions "    \
+    "cost the regions")                                                                                               \
   X(kJaxLoopsBoundWhole, "jax_loops_bound_whole", kInfo, "while loops longer than max_unroll were executed as one op") \
   /* operator replay (src/capture/torch, python/magneton/op_replay.py) */                                             \
   X(kReplayOpsSkipped, "replay_ops_skipped", kInfo, "ops with host synchronization were not replayed")               \

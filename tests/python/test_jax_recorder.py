@@ -331,8 +331,9 @@ def test_measured_calls_follow_the_op_level_executions_in_the_same_file(tmp_path
     """measured=K: K calls of the program as its loop makes them, after the op-level
     executions, from the noted "measured_from_ns" on. Their kernels (on a GPU)
     carry no op and each call ends with a step mark; without a kernel trace
-    (the CPU) the calls are not made and a stat says so: the op-level
-    executions are the measurement there."""
+    (the CPU) nothing of the calls can be aligned: they are timed on the
+    host by their step marks after the noted end of the op-level executions
+    ("kernels_traced_until_ns", as untraced steps), which still cost the regions."""
     import magneton
 
     _, _, jf, ja = models.pair("mlp")
@@ -344,7 +345,11 @@ def test_measured_calls_follow_the_op_level_executions_in_the_same_file(tmp_path
     if not rec.summary["kernel_tracer"]:
         assert "measured_from_ns" not in extra and extra["iterations"] == "2"
         assert len(run["ops"]) == 2 * n
-        assert any(s["name"] == "jax_measured_calls_skipped" and s["value"] == 7 for s in run["stats"])
+        assert any(s["name"] == "jax_measured_calls_host_timed" and s["value"] == 7 for s in run["stats"])
+        cut = int(extra["kernels_traced_until_ns"])
+        assert all(op["end_ns"] <= cut for op in run["ops"])
+        marks = _step_marks(path)
+        assert len(marks) == 8 and all(cut <= t <= info["end_ns"] for t in marks)  # 7 calls between 8 marks
         return
     cut = int(extra["measured_from_ns"])
     assert "iterations" not in extra  # the diff costs one repetition of the step at a time
@@ -414,6 +419,41 @@ def test_diff_costs_the_regions_of_such_files_from_their_measured_calls(tmp_path
     assert report["runs"]["b"]["per_iteration"]["seconds"] > report["runs"]["a"]["per_iteration"]["seconds"]
     waste = [f for f in report["findings"] if f["verdict"] == "waste"]
     assert waste and waste[0]["costly"] == "b", report["findings"]
+
+
+@needs_extension
+def test_eager_against_jit_is_sized_by_the_programs_own_calls(tmp_path):
+    """The op-level executions of a function that is not jitted leave out what
+    its own calls pay each time (re-tracing value_and_grad): the dispatch
+    finding compares the calls' time per step where both files hold them."""
+    import json
+    import subprocess
+    from pathlib import Path
+
+    binary = Path(os.environ.get("MAGNETON_BUILD", Path(__file__).resolve().parents[2] / "build")) / "magneton"
+    if not binary.is_file():
+        pytest.skip("magneton is not built (set MAGNETON_BUILD)")
+    _, _, _, ja = models.pair("mlp")
+
+    def step(*args):  # a training-style step: gradients by a transform, as eager programs call it
+        return jax.value_and_grad(lambda *a: models.mlp_jax(*a).sum())(*args)
+
+    paths = [str(tmp_path / "eager.mgt"), str(tmp_path / "jit.mgt")]
+    for path, fn in zip(paths, (step, jax.jit(step))):
+        rec = record_jax(fn, *ja, path=path, measured=20)
+        if rec.summary["kernel_tracer"]:
+            pytest.skip("with a kernel trace the calls are the measured pass (test_diff_costs_the_regions_...)")
+    p = subprocess.run([str(binary), "diff", "--json", *paths], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1, p.stdout + p.stderr
+    report = json.loads(p.stdout)
+    top = report["findings"][0]
+    assert top["evidence_class"] == "dispatch" and top["costly"] == "a", top
+    params = {d["parameter"]: d for d in top["evidence"][0]["params"]}
+    own = params["time as the program runs (its own calls)"]
+    untraced = [report["runs"][s]["untraced"] for s in "ab"]
+    assert all(u and u["steps"] == 20 for u in untraced), untraced
+    assert top["a"]["seconds"] == pytest.approx(untraced[0]["seconds"]) and own["a"].endswith(("ms", "us"))
+    assert top["b"]["seconds"] == pytest.approx(untraced[1]["seconds"])
 
 
 @needs_extension

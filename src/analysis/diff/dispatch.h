@@ -46,6 +46,8 @@ std::string EstimatedScope(const RegionSide& s);
 // One run's dispatching, per iteration.
 struct DispatchUse {
   double iteration_s = 0;             // the iteration's time
+  double program_s = kUnmeasured;     // per call as the program runs (untraced steps: untraced.h)
+  double program_j = kUnmeasured;     // ... and its energy
   double cost = 0;                    // the iteration's cost in the report's unit
   std::vector<double> instances;      // per repetition of a measured pass (else one)
   double calls = 0;                   // top-level ops: calls into the framework
