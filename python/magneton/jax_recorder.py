@@ -161,7 +161,7 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
         # on every call, which the op-level executions leave out), as the torch
         # recorder's untraced steps do.
         jax.block_until_ready(outputs)
-        marks = _host_timed_calls(fn, args, measured, wait_each)
+        marks = _host_timed_calls(fn, args, measured, wait_each, session)
         first, thread = len(ranges), threading.get_native_id()
         ranges.extend(Range(id=first + i, name="step", domain="magneton", thread=thread, start_ns=t, end_ns=t)
                       for i, t in enumerate(marks))
@@ -225,26 +225,34 @@ def _measured_calls(fn, args, n: int, session, wait_each: bool) -> tuple:
             session.mark_step()
         jax.block_until_ready(out)
     except BaseException:
-        session.stop({"stats": [{"name": "jax_measured_calls_failed", "severity": "error", "value": 1,
-                                 "description": "the program's own calls after the op-level executions raised"}]},
-                     time.monotonic_ns())
+        _stop_after_failed_calls(session)
         raise
     return start, time.monotonic_ns()
 
 
-def _host_timed_calls(fn, args, n: int, wait_each: bool) -> list:
+def _stop_after_failed_calls(session) -> None:
+    session.stop({"stats": [{"name": "jax_measured_calls_failed", "severity": "error", "value": 1,
+                             "description": "the program's own calls after the op-level executions raised"}]},
+                 time.monotonic_ns())
+
+
+def _host_timed_calls(fn, args, n: int, wait_each: bool, session) -> list:
     """Calls fn(*args) n times as the program's loop does, timed on the host:
     a mark before the first call, after each call but the last, and after the
     last call's outputs are ready (so the queue is drained): n steps."""
     marks = [time.monotonic_ns()]
-    out = None
-    for i in range(n):
-        out = fn(*args)
-        if wait_each:
-            jax.block_until_ready(out)
-        if i < n - 1:
-            marks.append(time.monotonic_ns())
-    jax.block_until_ready(out)
+    try:
+        out = None
+        for i in range(n):
+            out = fn(*args)
+            if wait_each:
+                jax.block_until_ready(out)
+            if i < n - 1:
+                marks.append(time.monotonic_ns())
+        jax.block_until_ready(out)
+    except BaseException:
+        _stop_after_failed_calls(session)
+        raise
     marks.append(time.monotonic_ns())
     return marks
 
