@@ -374,12 +374,12 @@ def test_measured_calls_can_wait_for_each_result(tmp_path):
     import magneton
 
     if jax.default_backend() != "gpu":
-        pytest.skip("needs a kernel trace (a GPU): without one the program's own calls are not made")
+        pytest.skip("needs a kernel trace (a GPU): without one the calls are timed on the host only")
     x = jnp.ones((2048, 2048), jnp.float32) / 2048
     path = str(tmp_path / "paced.mgt")
     rec = record_jax(jax.jit(lambda a: a @ a @ a @ a), x, path=path, measured=20, wait_each=True)
     if not rec.summary["kernel_tracer"]:
-        pytest.skip("needs a kernel trace (a GPU): without one the program's own calls are not made")
+        pytest.skip("needs a kernel trace (a GPU): without one the calls are timed on the host only")
     run = magneton.load_run(path)
     cut = int(run["info"]["extra"]["measured_from_ns"])
     marks = sorted(_step_marks(path))
@@ -407,7 +407,7 @@ def test_diff_costs_the_regions_of_such_files_from_their_measured_calls(tmp_path
         paths.append(str(tmp_path / f"{name}.mgt"))
         rec = record_jax(jax.jit(fn), *ja, path=paths[-1], measured=30)
         if not rec.summary["kernel_tracer"]:
-            pytest.skip("needs a kernel trace (a GPU): without one the program's own calls are not made")
+            pytest.skip("needs a kernel trace (a GPU): without one the calls are timed on the host only")
     p = subprocess.run([str(binary), "diff", "--json", *paths], capture_output=True, text=True, timeout=120)
     assert p.returncode in (0, 1), p.stderr
     report = json.loads(p.stdout)
