@@ -59,6 +59,11 @@ RunIndex::RunIndex(const Run& run) {
   for (size_t t = 0; t < run.transfers.size(); ++t)
     transfer_op[t] = valid(run.transfers[t].op) ? run.transfers[t].op : kNone;
   Group(transfer_op, static_cast<size_t>(n), transfer_begin_, transfers_);
+
+  producer_.assign(run.tensors.size(), kNone);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t t : run.ops[i].outputs)
+      if (t >= 0 && t < static_cast<int64_t>(producer_.size()) && producer_[t] == kNone) producer_[t] = i;
 }
 
 std::vector<int64_t> RunIndex::Subtree(int64_t op) const {

@@ -1,5 +1,5 @@
 // A run's foreign keys inverted once: the children, subtree, kernels and
-// copies of an op, and the op of a kernel. Region costing, root cause and
+// copies of an op, the op of a kernel, and the op that made a tensor. Region costing, root cause and
 // attribution all ask these of 100k-op runs, so the lists are flat arrays
 // built in one pass over the rows. The run must outlive the index unchanged.
 #pragma once
@@ -36,6 +36,11 @@ class RunIndex {
   std::span<const int64_t> transfers(int64_t op) const { return Slice(transfers_, transfer_begin_, op); }
   // The op that launched kernel `k`; kNone where it names none of the run's ops.
   int64_t op_of_kernel(size_t k) const { return kernel_op_[k]; }
+  // The first op (in id order) to give out tensor `t`: the one that made it
+  // (an in-place op gives out what it took in); kNone where no op did.
+  int64_t producer(int64_t t) const {
+    return t >= 0 && t < static_cast<int64_t>(producer_.size()) ? producer_[t] : kNone;
+  }
 
  private:
   static std::span<const int64_t> Slice(const std::vector<int64_t>& flat, const std::vector<int64_t>& begin,
@@ -48,6 +53,7 @@ class RunIndex {
   std::vector<int64_t> kernel_begin_, kernels_;
   std::vector<int64_t> transfer_begin_, transfers_;
   std::vector<int64_t> kernel_op_;
+  std::vector<int64_t> producer_;  // by tensor id
   std::vector<int64_t> deepest_first_;
 };
 

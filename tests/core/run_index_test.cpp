@@ -49,6 +49,21 @@ TEST(RunIndex, NestingKernelsAndCopies) {
   EXPECT_EQ(index.op_of_kernel(4), kNone);  // names no op of the run
 }
 
+TEST(RunIndex, TheProducerOfATensorIsTheFirstOpToGiveItOut) {
+  magneton::Run run = Nested();
+  run.tensors.resize(4);
+  run.ops[1].outputs = {0};
+  run.ops[3].outputs = {0, 1};  // nested in 1, later in id order: gives out 0 again, makes 1
+  run.ops[4].inputs = {1};
+  run.ops[4].outputs = {1, 7};  // in place on 1; 7 is no tensor of the run
+  RunIndex index(run);
+  EXPECT_EQ(index.producer(0), 1);
+  EXPECT_EQ(index.producer(1), 3);
+  EXPECT_EQ(index.producer(2), kNone);  // read only, or made before the run
+  EXPECT_EQ(index.producer(7), kNone);
+  EXPECT_EQ(index.producer(-1), kNone);
+}
+
 TEST(RunIndex, CutsACycleOfACorruptFile) {
   magneton::Run run = Nested();
   run.ops[0].parent = 3;  // 0 -> 3 -> 1 -> 0

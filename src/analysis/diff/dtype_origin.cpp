@@ -2,7 +2,6 @@
 
 #include <fmt/core.h>
 
-#include <unordered_map>
 #include <unordered_set>
 
 #include "analysis/diff/call_site.h"
@@ -30,19 +29,15 @@ std::string DtypeOrigin(const RegionSide& side, const std::string& dtype) {
     if (op >= 0 && op < static_cast<int64_t>(run.ops.size()) && (tensor = InputOf(run, run.ops[op], dtype)) != kNone)
       break;
   if (tensor == kNone) return "";
-  // The first op to give out each tensor (an in-place op gives out what it
-  // took in, so the first is the one that made it).
-  std::unordered_map<int64_t, int64_t> producer;
-  for (size_t i = 0; i < run.ops.size(); ++i)
-    for (int64_t t : run.ops[i].outputs) producer.emplace(t, static_cast<int64_t>(i));
+  const RunIndex& index = side.cost->index();
   std::unordered_set<int64_t> seen;
   while (seen.insert(tensor).second) {
-    auto it = producer.find(tensor);
-    if (it == producer.end())
+    const int64_t producer = index.producer(tensor);
+    if (producer == kNone)
       return fmt::format("the {} values were made before the step (parameters or data created in {}, a cast outside "
                          "the recorded step)",
                          dtype, dtype);
-    const Op& op = run.ops[it->second];
+    const Op& op = run.ops[producer];
     const int64_t in = InputOf(run, op, dtype);
     if (in == kNone) {
       const std::string where = Describe(UserCallSite(run, op.stack));
