@@ -13,7 +13,7 @@ const Tensor* TensorAt(const Run& run, int64_t id) {
   return id >= 0 && id < static_cast<int64_t>(run.tensors.size()) ? &run.tensors[id] : nullptr;
 }
 
-// The first input of `op` (and of the ops nested in it) in `dtype`, or kNone.
+// The first input of `op` in `dtype`, or kNone.
 int64_t InputOf(const Run& run, const Op& op, const std::string& dtype) {
   for (int64_t t : op.inputs)
     if (const Tensor* x = TensorAt(run, t); x && x->dtype == dtype) return t;

@@ -95,8 +95,8 @@ void SelectRanks(std::vector<double>& v, const std::vector<int64_t>& ranks, size
 // host by selection (sorting a large CPU tensor with its indices took most of
 // a recording pass's time), on a device by its sort.
 at::Tensor OrderStatistics(const at::Tensor& x, const std::vector<int64_t>& ranks) {
-  const at::Tensor idx = at::tensor(ranks, at::TensorOptions().dtype(at::kLong));
-  if (!x.is_cpu()) return std::get<0>(x.sort()).index_select(0, idx.to(x.device()));
+  if (!x.is_cpu())
+    return std::get<0>(x.sort()).index_select(0, at::tensor(ranks, at::TensorOptions().dtype(at::kLong)).to(x.device()));
   const at::Tensor c = x.contiguous();
   std::vector<double> v(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
   // NaN after every number, as a sort orders them; the numbers selected among themselves.
