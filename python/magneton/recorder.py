@@ -186,7 +186,7 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
         level (docs/energy.md, "Idle hold"). 0 turns it off.
     stacks: Python call site (file:line:function) of each top-level op.
     kernels: link CUDA kernels to ops through CUPTI when this build has it.
-    fingerprint_options: quantiles, singular_values, spectra_max_numel, spectra_max_side.
+    fingerprint_options: quantiles, spectrum_values, spectra_max_numel, spectra_max_side.
     replay: after the block, replay operators for their energy (docs/energy.md,
         "Replay"; magneton/op_replay.py) and add the measurements to the run file:
         True or "all" (every distinct operator key), a list of operator names or

@@ -4,8 +4,9 @@
 
 For shapes a GPT-2 small training step fingerprints (weights, activations,
 attention scores), the time of magneton's fingerprint with its default
-options, without spectra (spectra_max_numel=0), and of its parts alone (a
-float64 Gram's eigvalsh on the device, the sort): medians of REPS, ms.
+options, without spectra (spectra_max_numel=0), and of parts alone (the
+sort; the float64 Gram's eigvalsh, which spectra took before they became
+Schatten norms from matrix products): medians of REPS, ms.
 Prints a table; GPU_DRY=1 runs it on the CPU with the same shapes scaled down.
 """
 from __future__ import annotations

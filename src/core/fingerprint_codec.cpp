@@ -74,7 +74,7 @@ std::string EncodeFingerprint(const Fingerprint& fp) {
   size_t floats = fp.quantiles.size();
   for (const auto& s : fp.spectra) floats += s.size() + 1;
   out.reserve(1 + 8 + 6 * 8 + 8 + 4 * floats);
-  out.push_back(static_cast<char>(kFingerprintEncoding));
+  out.push_back(static_cast<char>(fp.spectra_kind));
   PutU64(out, static_cast<uint64_t>(fp.numel));
   for (double d : {fp.mean, fp.stddev, fp.min, fp.max, fp.l1, fp.l2}) PutF64(out, d);
   PutFloats(out, fp.quantiles);
@@ -88,9 +88,10 @@ Result<Fingerprint> DecodeFingerprint(std::string_view bytes) {
   Reader r(bytes);
   uint8_t version;
   if (!r.U8(&version)) return bad("empty");
-  if (version != kFingerprintEncoding)
-    return bad(fmt::format("encoding version {} (this build reads {})", version, kFingerprintEncoding));
+  if (version < 1 || version > kFingerprintEncoding)
+    return bad(fmt::format("encoding version {} (this build reads 1 to {})", version, kFingerprintEncoding));
   Fingerprint fp;
+  fp.spectra_kind = static_cast<SpectraKind>(version);
   uint64_t numel;
   if (!r.U64(&numel) || !r.F64(&fp.mean) || !r.F64(&fp.stddev) || !r.F64(&fp.min) || !r.F64(&fp.max) ||
       !r.F64(&fp.l1) || !r.F64(&fp.l2))

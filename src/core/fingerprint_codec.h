@@ -11,11 +11,12 @@
 
 namespace magneton {
 
-// Encoding version written by EncodeFingerprint. A decoder refuses versions it
-// does not know rather than guess at the layout.
-inline constexpr uint8_t kFingerprintEncoding = 1;
+// Encoding versions. Both have one layout; the version says what the spectra
+// hold: 1 leading singular values, 2 Schatten norms (the SpectraKind's value).
+// A decoder refuses versions it does not know rather than guess at the layout.
+inline constexpr uint8_t kFingerprintEncoding = 2;
 
-// Little-endian bytes: version u8, numel i64, mean stddev min max l1 l2 f64,
+// Little-endian bytes: version u8 (from fp.spectra_kind), numel i64, mean stddev min max l1 l2 f64,
 // quantile count u32 + f32 each, spectrum count u32 + per spectrum (count u32
 // + f32 each).
 std::string EncodeFingerprint(const Fingerprint& fp);

@@ -60,12 +60,18 @@ struct Device {
 // Layout-invariant summary of a tensor's values (see docs/matching.md).
 // Permutes, reshapes and contiguous copies leave numel, moments, norms and the
 // sorted-value quantiles unchanged; the unfolding spectra are compared as a set.
+// What Fingerprint::spectra hold (the fingerprint encoding's version): files
+// of encoding 1 hold leading singular values. Spectra of different kinds are
+// not compared.
+enum class SpectraKind : uint8_t { kSingularValues = 1, kSchattenNorms = 2 };
+
 struct Fingerprint {
   int64_t numel = 0;
   double mean = 0, stddev = 0, min = 0, max = 0;
   double l1 = 0, l2 = 0;                  // sum |x|, sqrt(sum x^2)
   std::vector<float> quantiles;            // values at evenly spaced ranks, min..max
-  std::vector<std::vector<float>> spectra; // leading singular values per mode unfolding
+  std::vector<std::vector<float>> spectra; // per mode unfolding (docs/fingerprints.md)
+  SpectraKind spectra_kind = SpectraKind::kSchattenNorms;
   bool empty() const { return numel == 0; }
   friend bool operator==(const Fingerprint&, const Fingerprint&) = default;
 };

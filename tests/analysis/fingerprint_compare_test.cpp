@@ -50,6 +50,21 @@ TEST(FingerprintCompare, DifferentValuesDiffer) {
   EXPECT_GT(FingerprintDifference(Make(low_rank), Make(shuffled)), 0.05);
 }
 
+TEST(FingerprintCompare, SpectraOfAnotherKindAreNoEvidence) {
+  // The low-rank and shuffled values above differ only in their spectra; a
+  // file of encoding 1 (singular values) against today's (Schatten norms)
+  // compares their values alone.
+  tiny::T low_rank{{8, 16}, {}, -1};
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 16; ++j) low_rank.v.push_back(float(i + 1) * float(j % 4 + 1));
+  tiny::T shuffled = low_rank;
+  std::shuffle(shuffled.v.begin(), shuffled.v.end(), std::mt19937(7));
+  Tensor old = Make(shuffled);
+  old.fingerprint->spectra_kind = SpectraKind::kSingularValues;
+  EXPECT_GT(FingerprintDifference(Make(low_rank), Make(shuffled)), 0.05);
+  EXPECT_LT(FingerprintDifference(Make(low_rank), old), 1e-6);
+}
+
 TEST(FingerprintCompare, CastsStayWithinTolerance) {
   tiny::Eager e(4);
   tiny::T x = e.Input({16, 32});

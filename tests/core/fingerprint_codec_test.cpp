@@ -26,11 +26,22 @@ TEST(FingerprintCodec, LayoutIsLittleEndianAndVersioned) {
   fp.quantiles = {1.0f};
   std::string b = EncodeFingerprint(fp);
   ASSERT_EQ(b.size(), 1u + 8 + 48 + 4 + 4 + 4);
-  EXPECT_EQ(b[0], 1);                       // encoding version
+  EXPECT_EQ(b[0], 2);                       // encoding version: Schatten norms
   EXPECT_EQ(b[1], 0x02);                    // numel, low byte first
   EXPECT_EQ(b[2], 0x01);
   EXPECT_EQ(b[57], 1);                      // quantile count
   EXPECT_EQ(static_cast<uint8_t>(b[64]), 0x3f);  // 1.0f = 0x3f800000, high byte last
+}
+
+TEST(FingerprintCodec, VersionOneReadsAsSingularValues) {
+  Fingerprint fp = testing::SampleFingerprint(3, 2);
+  fp.spectra_kind = SpectraKind::kSingularValues;
+  const std::string b = EncodeFingerprint(fp);
+  EXPECT_EQ(b[0], 1);
+  auto got = DecodeFingerprint(b);
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  EXPECT_EQ(got->spectra_kind, SpectraKind::kSingularValues);
+  EXPECT_TRUE(*got == fp);
 }
 
 TEST(FingerprintCodec, RejectsEveryTruncationAndTrailingBytes) {
@@ -43,11 +54,11 @@ TEST(FingerprintCodec, RejectsEveryTruncationAndTrailingBytes) {
 
 TEST(FingerprintCodec, RejectsUnknownVersionAndHugeCounts) {
   std::string b = EncodeFingerprint(testing::SampleFingerprint(1, 1));
-  std::string v2 = b;
-  v2[0] = 2;
-  auto got = DecodeFingerprint(v2);
+  std::string v3 = b;
+  v3[0] = 3;
+  auto got = DecodeFingerprint(v3);
   ASSERT_FALSE(got.ok());
-  EXPECT_NE(got.error().message.find("encoding version 2"), std::string::npos);
+  EXPECT_NE(got.error().message.find("encoding version 3"), std::string::npos);
   // A quantile count of 2^32-1 must fail on length, not try to allocate 16 GiB.
   std::string huge = b;
   for (int i = 57; i < 61; ++i) huge[i] = '\xff';

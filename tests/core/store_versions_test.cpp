@@ -35,7 +35,8 @@ Run FixtureRun() {
   run.frames = {Frame{0, "python", "forward", "model.py", 42, ""},
                 Frame{1, "native", "at::addmm", "", 0, "libtorch_cuda.so"}};
   run.stacks = {Stack{0, {1, 0}}};
-  Fingerprint fp{64, 0.5, 1.25, -2, 3, 40, 9, {-2, 0.5, 3}, {{4, 2}}};
+  // Frozen with the fixture files, whose fingerprints are of encoding 1.
+  Fingerprint fp{64, 0.5, 1.25, -2, 3, 40, 9, {-2, 0.5, 3}, {{4, 2}}, SpectraKind::kSingularValues};
   run.tensors = {Tensor{0, 0x7f00, 0, 0, {8, 16}, {16, 1}, "float32", 0, "device", fp},
                  Tensor{1, 0x7f80, 2, 1, {}, {}, "bfloat16", kHostDevice, "pinned", std::nullopt}};
   run.ops = {Op{0, kNone, "aten::addmm", "aten::addmm(Tensor self) -> Tensor", "torch", 100, kNone, 7, 1100, 1900,

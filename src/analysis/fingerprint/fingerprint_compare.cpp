@@ -144,7 +144,7 @@ double Difference(const Tensor& a, const Tensor& b, double limit) {
     return true;
   };
   if (!ForEachStatistic(fa, fb, [&](const ComparedStatistic& st) { return within(st.a, st.b, st.scale); })) return d;
-  if (!fa.spectra.empty() && !fb.spectra.empty())
+  if (!fa.spectra.empty() && !fb.spectra.empty() && fa.spectra_kind == fb.spectra_kind)
     d = std::max(d, SpectraDiff(SignificantDims(a.shape), fa, SignificantDims(b.shape), fb));
   return std::isnan(d) ? kNotComparable : d;
 }

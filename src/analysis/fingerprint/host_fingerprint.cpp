@@ -8,9 +8,9 @@ namespace magneton::analysis {
 
 namespace {
 
-// Leading singular values of the mode-k unfolding (rows: index k; columns:
-// the other indices in row-major order) of `y`, via the Gram matrix of the
-// smaller side, like the recorder.
+// Schatten norms (tr(G^k))^(1/2k), k = 2 .. 1 + spectrum_values, of the
+// mode-k unfolding (rows: index k; columns: the other indices in row-major
+// order) of `y`, G the Gram matrix of its smaller side, like the recorder.
 std::vector<float> ModeSpectrum(const std::vector<double>& y, const std::vector<int64_t>& dims, size_t mode,
                                 const HostFingerprintOptions& o) {
   const int64_t n = static_cast<int64_t>(y.size());
@@ -24,12 +24,14 @@ std::vector<float> ModeSpectrum(const std::vector<double>& y, const std::vector<
     const int64_t outer = i / (inner * rows), row = (i / inner) % rows, in = i % inner;
     m(row, outer * inner + in) = y[i];
   }
-  Eigen::MatrixXd gram = rows <= cols ? Eigen::MatrixXd(m * m.transpose()) : Eigen::MatrixXd(m.transpose() * m);
-  Eigen::VectorXd eig = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(gram, Eigen::EigenvaluesOnly).eigenvalues();
-  const int64_t side = eig.size(), keep = std::min<int64_t>(o.singular_values, side);
-  std::vector<float> s;
-  for (int64_t k = 0; k < keep; ++k) s.push_back(static_cast<float>(std::sqrt(std::max(0.0, eig(side - 1 - k)))));
-  return s;
+  const Eigen::MatrixXd gram = rows <= cols ? Eigen::MatrixXd(m * m.transpose()) : Eigen::MatrixXd(m.transpose() * m);
+  Eigen::MatrixXd power = gram;  // G^(k-1)
+  std::vector<float> norms;
+  for (int k = 2; k <= o.spectrum_values + 1; ++k) {
+    power = power * gram;
+    norms.push_back(static_cast<float>(std::pow(std::max(0.0, power.trace()), 1.0 / (2 * k))));
+  }
+  return norms;
 }
 
 }  // namespace

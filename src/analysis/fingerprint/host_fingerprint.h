@@ -13,7 +13,7 @@ namespace magneton::analysis {
 
 struct HostFingerprintOptions {
   int quantiles = 33;
-  int singular_values = 8;
+  int spectrum_values = 6;
   int64_t spectra_max_numel = 1 << 24;
   int64_t spectra_max_side = 4096;
 };

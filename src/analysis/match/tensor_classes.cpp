@@ -145,6 +145,7 @@ uint64_t ExactKey(const Tensor& t) {
   for (int64_t d : t.shape) mix(static_cast<uint64_t>(d));
   for (double x : {static_cast<double>(f.numel), f.mean, f.stddev, f.min, f.max, f.l1, f.l2}) mix(bits(x));
   for (float q : f.quantiles) mix(bits(q));
+  mix(static_cast<uint64_t>(f.spectra_kind));
   for (const auto& s : f.spectra) {
     mix(s.size());
     for (float x : s) mix(bits(x));

@@ -4,11 +4,10 @@
 #include <ATen/record_function.h>
 #include <c10/core/GradMode.h>
 
-#include <Eigen/Eigenvalues>
+#include <Eigen/Core>
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 
 namespace magneton::capture {
 
@@ -30,51 +29,43 @@ std::vector<int64_t> SignificantDims(const at::Tensor& t) {
   return dims;
 }
 
-// Grams are decomposed on the host with Eigen (single-threaded) up to these
-// sides: for small matrices a LAPACK call costs more in thread wake-ups (or a
-// GPU solver launch and sync) than in arithmetic.
-constexpr int64_t kHostEigenSideCpu = 1024;
-constexpr int64_t kHostEigenSideGpu = 256;
-
-// Below this many multiply-adds a CPU Gram is computed single-threaded with
+// Below this many multiply-adds a CPU product is computed single-threaded with
 // Eigen: ATen's BLAS would wake its thread pool, which on a busy machine costs
 // milliseconds for microseconds of arithmetic.
-constexpr double kHostGramFlops = 5e7;
+constexpr double kHostProductFlops = 5e7;
 
-// The Gram matrix of the smaller side of the mode-k unfolding of `y`: its
-// eigenvalues are the squared singular values of the unfolding.
-at::Tensor ModeGram(const at::Tensor& y, int64_t mode) {
-  const int64_t rows = y.size(mode);
-  const int64_t cols = y.numel() / rows;
-  const int64_t side = std::min(rows, cols);
-  at::Tensor m = y.movedim(mode, 0).reshape({rows, cols});
-  if (!y.is_cpu() || static_cast<double>(side) * static_cast<double>(y.numel()) > kHostGramFlops)
-    return rows <= cols ? at::mm(m, m.t()) : at::mm(m.t(), m);
-  m = m.contiguous();
+// a x b for float64 matrices, on their device.
+at::Tensor Product(const at::Tensor& a, const at::Tensor& b) {
+  const double flops = static_cast<double>(a.size(0)) * static_cast<double>(a.size(1)) * static_cast<double>(b.size(1));
+  if (!a.is_cpu() || flops > kHostProductFlops) return at::mm(a, b);
   using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  Eigen::Map<const RowMajor> mat(m.data_ptr<double>(), rows, cols);
-  at::Tensor gram = at::empty({side, side}, m.options());
-  Eigen::Map<RowMajor> g(gram.data_ptr<double>(), side, side);
-  if (rows <= cols)
-    g.noalias() = mat * mat.transpose();
-  else
-    g.noalias() = mat.transpose() * mat;
-  return gram;
-}
-
-std::vector<float> TopSingularValues(std::vector<double> eigenvalues, int keep) {
-  std::sort(eigenvalues.begin(), eigenvalues.end(), std::greater<double>());
-  std::vector<float> out;
-  for (int i = 0; i < keep && i < static_cast<int>(eigenvalues.size()); ++i)
-    out.push_back(static_cast<float>(std::sqrt(std::max(0.0, eigenvalues[i]))));
+  const at::Tensor ac = a.contiguous(), bc = b.contiguous();
+  Eigen::Map<const RowMajor> ma(ac.data_ptr<double>(), ac.size(0), ac.size(1));
+  Eigen::Map<const RowMajor> mb(bc.data_ptr<double>(), bc.size(0), bc.size(1));
+  at::Tensor out = at::empty({ac.size(0), bc.size(1)}, ac.options());
+  Eigen::Map<RowMajor>(out.data_ptr<double>(), out.size(0), out.size(1)).noalias() = ma * mb;
   return out;
 }
 
-std::vector<double> HostEigenvalues(const double* gram, int64_t side) {
-  Eigen::Map<const Eigen::MatrixXd> g(gram, side, side);
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(g, Eigen::EigenvaluesOnly);
-  const auto& ev = solver.eigenvalues();
-  return std::vector<double>(ev.data(), ev.data() + ev.size());
+// The Gram matrix of the smaller side of the mode-k unfolding of `y`.
+at::Tensor ModeGram(const at::Tensor& y, int64_t mode) {
+  const int64_t rows = y.size(mode);
+  const int64_t cols = y.numel() / rows;
+  at::Tensor m = y.movedim(mode, 0).reshape({rows, cols});
+  return rows <= cols ? Product(m, m.t()) : Product(m.t(), m);
+}
+
+// tr(G^k) for k = 2 .. values + 1, from the powers G .. G^ceil((values + 1) / 2):
+// tr(G^(a+b)) = <G^a, G^b> for the symmetric powers. Matrix products only, so
+// no eigensolver and no synchronization (an eigensolver on the device cost
+// 90-95% of a fingerprint, docs/benchmarks.md).
+at::Tensor PowerTraces(const at::Tensor& gram, int values) {
+  const int top = values + 1;
+  std::vector<at::Tensor> powers = {gram};  // powers[i] = G^(i+1)
+  while (static_cast<int>(powers.size()) < (top + 1) / 2) powers.push_back(Product(gram, powers.back()));
+  std::vector<at::Tensor> traces;
+  for (int k = 2; k <= top; ++k) traces.push_back((powers[k / 2 - 1] * powers[(k + 1) / 2 - 1]).sum());
+  return at::stack(traces);
 }
 
 // The values of `v` at `ranks[first, last)` (ascending) as if `v[lo, hi)`
@@ -107,13 +98,6 @@ at::Tensor OrderStatistics(const at::Tensor& x, const std::vector<int64_t>& rank
   return at::tensor(out, at::TensorOptions().dtype(at::kDouble));
 }
 
-// Where one mode's spectrum comes from in the host copy.
-struct ModePlan {
-  int64_t side = 0;     // 0: not computed (over the cap)
-  bool host_eigen = false;
-  int64_t length = 0;   // doubles in the host copy: side*side (Gram) or side (eigenvalues)
-};
-
 }  // namespace
 
 Result<Fingerprint> ComputeFingerprint(const at::Tensor& t, const FingerprintOptions& o) {
@@ -144,27 +128,17 @@ Result<Fingerprint> ComputeFingerprint(const at::Tensor& t, const FingerprintOpt
                    x.abs().sum(), l2}),
         picked.slice(0, 2)};
 
-    // Spectra, normalized by the Frobenius norm so they are scale-free and in [0, 1].
+    // Spectra: per mode, the Schatten norms (tr(G^k))^(1/2k) of the unfolding
+    // divided by the Frobenius norm (scale-free, descending, in [0, 1]).
     std::vector<int64_t> dims = SignificantDims(t);
-    std::vector<ModePlan> plans;
+    std::vector<bool> computed;  // per mode: false when over the side cap
     if (dims.size() >= 2 && n <= o.spectra_max_numel) {
       at::Tensor y = x.reshape(dims) / l2.clamp_min(1e-300);
       // A matrix's two unfoldings are transposes with the same spectrum: compute one.
       const size_t modes = dims.size() == 2 ? 1 : dims.size();
       for (size_t k = 0; k < modes; ++k) {
-        ModePlan plan;
-        plan.side = std::min(dims[k], n / dims[k]);
-        if (plan.side > o.spectra_max_side) {
-          plan.side = 0;
-        } else if (plan.side <= (t.is_cpu() ? kHostEigenSideCpu : kHostEigenSideGpu)) {
-          plan.host_eigen = true;
-          plan.length = plan.side * plan.side;
-          parts.push_back(ModeGram(y, static_cast<int64_t>(k)).reshape({-1}));
-        } else {
-          plan.length = plan.side;
-          parts.push_back(at::linalg_eigvalsh(ModeGram(y, static_cast<int64_t>(k))));
-        }
-        plans.push_back(plan);
+        computed.push_back(std::min(dims[k], n / dims[k]) <= o.spectra_max_side);
+        if (computed.back()) parts.push_back(PowerTraces(ModeGram(y, static_cast<int64_t>(k)), o.spectrum_values));
       }
     }
     // One device-to-host copy for everything.
@@ -179,14 +153,11 @@ Result<Fingerprint> ComputeFingerprint(const at::Tensor& t, const FingerprintOpt
     size_t pos = 6;
     fp.quantiles.assign(v + pos, v + pos + o.quantiles);
     pos += o.quantiles;
-    for (const auto& plan : plans) {
-      std::vector<double> ev;
-      if (plan.host_eigen)
-        ev = HostEigenvalues(v + pos, plan.side);
-      else
-        ev.assign(v + pos, v + pos + plan.length);
-      pos += static_cast<size_t>(plan.length);
-      fp.spectra.push_back(TopSingularValues(std::move(ev), o.singular_values));
+    for (bool mode_computed : computed) {
+      std::vector<float> norms;
+      for (int k = 2; mode_computed && k <= o.spectrum_values + 1; ++k)
+        norms.push_back(static_cast<float>(std::pow(std::max(0.0, v[pos++]), 1.0 / (2 * k))));
+      fp.spectra.push_back(std::move(norms));
     }
     if (dims.size() == 2 && !fp.spectra.empty()) fp.spectra.push_back(fp.spectra.front());
   } catch (const std::exception& e) {

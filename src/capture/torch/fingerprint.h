@@ -12,7 +12,7 @@ namespace magneton::capture {
 
 struct FingerprintOptions {
   int quantiles = 33;                 // evenly spaced ranks of the sorted values, 0..1
-  int singular_values = 8;            // leading singular values kept per mode unfolding
+  int spectrum_values = 6;            // Schatten norms kept per mode unfolding (k = 2 .. 1 + this)
   int64_t spectra_max_numel = 1 << 24;  // larger tensors get no spectra
   int64_t spectra_max_side = 4096;    // an unfolding whose smaller side exceeds this gets an empty spectrum
 };

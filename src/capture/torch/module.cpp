@@ -59,10 +59,10 @@ py::dict SummaryDict(const RecordSummary& s) {
   return d;
 }
 
-FingerprintOptions FingerprintOpts(int quantiles, int singular_values, int64_t max_numel, int64_t max_side) {
+FingerprintOptions FingerprintOpts(int quantiles, int spectrum_values, int64_t max_numel, int64_t max_side) {
   FingerprintOptions o;
   o.quantiles = quantiles;
-  o.singular_values = singular_values;
+  o.spectrum_values = spectrum_values;
   o.spectra_max_numel = max_numel;
   o.spectra_max_side = max_side;
   return o;
@@ -79,7 +79,7 @@ std::unique_ptr<Recorder> StartRecorder(const std::string& path, bool overwrite,
                                         const std::string& phase, bool stacks, bool kernels, const std::string& energy,
                                         const std::string& command,
                                         const std::vector<py::dict>& devices, int quantiles,
-                                        int singular_values, int64_t max_numel, int64_t max_side) {
+                                        int spectrum_values, int64_t max_numel, int64_t max_side) {
   RecorderOptions o;
   o.path = path;
   o.overwrite = overwrite;
@@ -89,7 +89,7 @@ std::unique_ptr<Recorder> StartRecorder(const std::string& path, bool overwrite,
   o.stacks = stacks;
   o.kernels = kernels;
   o.energy = energy;
-  o.fingerprint = FingerprintOpts(quantiles, singular_values, max_numel, max_side);
+  o.fingerprint = FingerprintOpts(quantiles, spectrum_values, max_numel, max_side);
   o.info.command = command;
   for (const auto& d : devices) {
     Device dev;
@@ -166,7 +166,7 @@ PYBIND11_MODULE(_torch, m) {
            py::arg("fingerprints") = false, py::arg("ops") = true, py::arg("phase") = "measured",
            py::arg("stacks") = true, py::arg("kernels") = true,
            py::arg("energy") = "none", py::arg("command") = "", py::arg("devices") = std::vector<py::dict>{},
-           py::arg("quantiles") = 33, py::arg("singular_values") = 8, py::arg("spectra_max_numel") = 1 << 24,
+           py::arg("quantiles") = 33, py::arg("spectrum_values") = 6, py::arg("spectra_max_numel") = 1 << 24,
            py::arg("spectra_max_side") = 4096)
       .def("set_config", &Recorder::SetConfig)
       .def("set_info", &Recorder::SetInfoExtra)
@@ -209,14 +209,14 @@ PYBIND11_MODULE(_torch, m) {
 
   m.def(
       "fingerprint",
-      [](const at::Tensor& t, int quantiles, int singular_values, int64_t max_numel, int64_t max_side) {
+      [](const at::Tensor& t, int quantiles, int spectrum_values, int64_t max_numel, int64_t max_side) {
         Result<Fingerprint> fp = [&] {
           py::gil_scoped_release release;
-          return ComputeFingerprint(t, FingerprintOpts(quantiles, singular_values, max_numel, max_side));
+          return ComputeFingerprint(t, FingerprintOpts(quantiles, spectrum_values, max_numel, max_side));
         }();
         return FingerprintDict(Take(std::move(fp)));
       },
-      py::arg("tensor"), py::arg("quantiles") = 33, py::arg("singular_values") = 8,
+      py::arg("tensor"), py::arg("quantiles") = 33, py::arg("spectrum_values") = 6,
       py::arg("spectra_max_numel") = 1 << 24, py::arg("spectra_max_side") = 4096,
       "Layout-invariant fingerprint of a tensor (docs/fingerprints.md).");
 
