@@ -87,6 +87,8 @@ struct StatDef {
     "CUPTI activity records shorter than their kind's structure")                                                      \
   X(kCuptiApiCallsFolded, "cupti_api_calls_folded", kInfo,                                                             \
     "polling CUDA API calls counted in another call's row (api_calls.count) rather than a row of their own")          \
+  X(kCuptiSyncsFolded, "cupti_syncs_folded", kInfo,                                                                     \
+    "synchronization records of folded polling calls merged into their row's, which spans the polls")                  \
   X(kCuptiRecorderRowsFolded, "cupti_recorder_rows_folded", kInfo,                                                     \
     "the recorder's own kernels, copies and API calls not written as rows (one kernel row per stretch stands for them)") \
   X(kNvtxRangeEndsUnmatched, "nvtx_range_ends_unmatched", kInfo, "NVTX range ends whose start was not recorded")     \

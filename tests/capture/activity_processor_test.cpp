@@ -302,6 +302,38 @@ TEST(ActivityProcessor, APollingLoopBecomesOneRowPerCallWithItsCount) {
   EXPECT_EQ(FindStat(p.run, "cupti_api_calls_folded")->value, 1998);
 }
 
+// CUPTI writes each call's synchronization record just before the call's own.
+TEST(ActivityProcessor, APollingLoopsSyncRecordsBecomeOneRowSpanningThePolls) {
+  TempDir dir;
+  std::vector<RawRecord> records;
+  for (const RawRecord& r : BusyWait(5, 1000, 100, 500)) {
+    const auto* api = reinterpret_cast<const CUpti_ActivityAPI*>(r.get());
+    if (api->cbid == kQuery) records.push_back(SyncRecord(1, api->correlationId, api->start + 1, api->end - 1));
+    records.push_back(r);
+  }
+  constexpr uint32_t kStreamSync = CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020;
+  records.push_back(ApiRecord(true, kLaunch, 5, 5000, 20000, 20010));  // the loop ends
+  // A blocking wait, twice: each keeps its row.
+  for (uint32_t c : {5001u, 5002u}) {
+    records.push_back(SyncRecord(1, c, 20020 + c, 20030 + c));
+    records.push_back(ApiRecord(true, kStreamSync, 5, c, 20015 + c, 20035 + c));
+  }
+  auto p = Process(dir, records, Named());
+  std::vector<const Transfer*> syncs;
+  for (const auto& t : p.run.transfers)
+    if (t.kind == "sync") syncs.push_back(&t);
+  ASSERT_EQ(syncs.size(), 3u);
+  std::sort(syncs.begin(), syncs.end(), [](auto* x, auto* y) { return x->correlation < y->correlation; });
+  EXPECT_EQ(syncs[0]->correlation, 100);  // the loop's row, linked to its folded call's row
+  EXPECT_EQ(syncs[0]->start_ns, 1001);
+  EXPECT_EQ(syncs[0]->end_ns, 1000 + 4990 + 3);  // the last poll's wait
+  EXPECT_EQ(syncs[1]->correlation, 5001);
+  EXPECT_EQ(syncs[2]->correlation, 5002);
+  EXPECT_EQ(p.counts.syncs_folded, 499);
+  ASSERT_NE(FindStat(p.run, "cupti_syncs_folded"), nullptr);
+  EXPECT_EQ(FindStat(p.run, "cupti_syncs_folded")->value, 499);
+}
+
 TEST(ActivityProcessor, CallsOutsideAPollingLoopKeepARowEach) {
   TempDir dir;
   auto p = Process(dir,

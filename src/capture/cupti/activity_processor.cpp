@@ -1,6 +1,8 @@
 #include "capture/cupti/activity_processor.h"
 
+#include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include <fmt/core.h>
 
@@ -290,7 +292,18 @@ Status ActivityProcessor::OnSync(const CUpti_ActivitySynchronization2& r) {
   t.stream = r.type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE ? -1 : static_cast<int64_t>(r.streamId);
   t.start_ns = static_cast<int64_t>(r.start);
   t.end_ns = static_cast<int64_t>(r.end);
-  return AddTransfer(std::move(t), r.correlationId);
+  if (!options_.api_calls) return AddTransfer(std::move(t), r.correlationId);
+  held_syncs_.insert_or_assign(r.correlationId, std::move(t));
+  return Status::Ok();
+}
+
+Status ActivityProcessor::FlushHeldSyncs() {
+  std::vector<std::pair<uint32_t, Transfer>> held(std::make_move_iterator(held_syncs_.begin()),
+                                                  std::make_move_iterator(held_syncs_.end()));
+  held_syncs_.clear();
+  std::sort(held.begin(), held.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  for (auto& [correlation, t] : held) MAGNETON_RETURN_IF_ERROR(AddTransfer(std::move(t), correlation));
+  return Status::Ok();
 }
 
 Status ActivityProcessor::OnApi(const CUpti_ActivityAPI& r, const char* domain) {
@@ -308,6 +321,8 @@ Status ActivityProcessor::OnApi(const CUpti_ActivityAPI& r, const char* domain) 
     ++recorder_calls_;  // its device work stands in a stretch row
     return Status::Ok();
   }
+  std::optional<Transfer> sync;  // the call's synchronization record, if it made one
+  if (auto held = held_syncs_.extract(r.correlationId)) sync = std::move(held.mapped());
   const int64_t thread = r.threadId;
   auto stretch = polling_.find(thread);
   if (stretch != polling_.end() && kind.launch_like && !kind.polling) {
@@ -320,6 +335,13 @@ Status ActivityProcessor::OnApi(const CUpti_ActivityAPI& r, const char* domain) 
         same.end_ns = static_cast<int64_t>(r.end);
         ++same.count;
         ++counts_.api_calls_folded;
+        if (sync) {
+          auto [row, added] = stretch_syncs_.try_emplace(static_cast<uint32_t>(same.correlation), *sync);
+          if (!added) {
+            row->second.end_ns = std::max(row->second.end_ns, sync->end_ns);
+            ++counts_.syncs_folded;
+          }
+        }
         return Status::Ok();
       }
   }
@@ -331,7 +353,11 @@ Status ActivityProcessor::OnApi(const CUpti_ActivityAPI& r, const char* domain) 
   a.end_ns = static_cast<int64_t>(r.end);
   a.correlation = r.correlationId;
   a.stack = StackOf(r.correlationId);
-  if (stretch == polling_.end() && !kind.polling) return WriteApi(std::move(a));
+  if (stretch == polling_.end() && !kind.polling) {
+    MAGNETON_RETURN_IF_ERROR(WriteApi(std::move(a)));
+    return sync ? AddTransfer(std::move(*sync), r.correlationId) : Status::Ok();
+  }
+  if (sync) stretch_syncs_.insert_or_assign(r.correlationId, std::move(*sync));
   polling_[thread].push_back(std::move(a));  // opens a stretch, or a new call inside one
   return Status::Ok();
 }
@@ -347,7 +373,12 @@ Status ActivityProcessor::WriteApi(ApiCall a) {
 Status ActivityProcessor::EndPolling(int64_t thread) {
   auto node = polling_.extract(thread);
   if (node.empty()) return Status::Ok();
-  for (ApiCall& a : node.mapped()) MAGNETON_RETURN_IF_ERROR(WriteApi(std::move(a)));
+  for (ApiCall& a : node.mapped()) {
+    const auto correlation = static_cast<uint32_t>(a.correlation);
+    MAGNETON_RETURN_IF_ERROR(WriteApi(std::move(a)));
+    if (auto sync = stretch_syncs_.extract(correlation))
+      MAGNETON_RETURN_IF_ERROR(AddTransfer(std::move(sync.mapped()), correlation));
+  }
   return Status::Ok();
 }
 
@@ -392,6 +423,7 @@ void ActivityProcessor::AddMark(ProcessorMark m) {
 
 Status ActivityProcessor::EndBatch() {
   while (!polling_.empty()) MAGNETON_RETURN_IF_ERROR(EndPolling(polling_.begin()->first));
+  MAGNETON_RETURN_IF_ERROR(FlushHeldSyncs());
   MAGNETON_RETURN_IF_ERROR(WriteKernels(recorder_.EndAll()));
   for (const Range& r : ranges_.TakeReady()) {
     MAGNETON_RETURN_IF_ERROR(writer_->Add(r));
@@ -414,6 +446,8 @@ Status ActivityProcessor::Finish(int64_t end_ns) {
     MAGNETON_RETURN_IF_ERROR(writer_->Add(MakeStat(stats::kCuptiRecordsMalformed, counts_.malformed)));
   if (counts_.api_calls_folded)
     MAGNETON_RETURN_IF_ERROR(writer_->Add(MakeStat(stats::kCuptiApiCallsFolded, counts_.api_calls_folded)));
+  if (counts_.syncs_folded)
+    MAGNETON_RETURN_IF_ERROR(writer_->Add(MakeStat(stats::kCuptiSyncsFolded, counts_.syncs_folded)));
   if (const int64_t folded = recorder_.folded() + recorder_waits_ + recorder_calls_)
     MAGNETON_RETURN_IF_ERROR(writer_->Add(MakeStat(stats::kCuptiRecorderRowsFolded, folded)));
   if (ranges_.unmatched_ends())

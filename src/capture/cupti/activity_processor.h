@@ -63,6 +63,7 @@ struct ProcessorCounts {
   int64_t records = 0;
   int64_t kernels = 0, transfers = 0, api_calls = 0, ranges = 0;  // rows written
   int64_t api_calls_folded = 0;  // polling calls counted in another call's row
+  int64_t syncs_folded = 0;      // their synchronization records, merged into that row's
   int64_t linked = 0;     // kernels and transfers given an op through external correlation
   int64_t ignored = 0;    // record kinds this processor does not read
   int64_t malformed = 0;  // records shorter than their kind's structure
@@ -100,6 +101,7 @@ class ActivityProcessor {
   Status OnApi(const CUpti_ActivityAPI& a, const char* domain);
   Status WriteApi(ApiCall a);
   Status EndPolling(int64_t thread);
+  Status FlushHeldSyncs();
   Status OnExternal(const CUpti_ActivityExternalCorrelation& e);
   Status OnDevice(const CUpti_ActivityDevice5& d);
   void OnMarker(const CUpti_ActivityMarker2& m);
@@ -136,6 +138,13 @@ class ActivityProcessor {
   std::map<std::pair<uint32_t, uint32_t>, ApiName> api_names_;
   // Per thread in a polling stretch: one row per distinct call, in order of first call.
   std::map<int64_t, std::vector<ApiCall>> polling_;
+  // CUPTI writes a call's synchronization record before the call's own
+  // record: the program's sync records wait here for their call (or the end
+  // of the batch), so that those of folded polling calls join one row.
+  std::unordered_map<uint32_t, Transfer> held_syncs_;
+  // The sync row of each polling row (by its correlation), spanning the
+  // stretch's polls; written with the row.
+  std::unordered_map<uint32_t, Transfer> stretch_syncs_;
 
   // Correlations are kept for a few batches: an op id may arrive after its
   // kernel (LinkKernel), or before it (the usual case).
