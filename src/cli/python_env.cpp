@@ -11,7 +11,12 @@ namespace fs = std::filesystem;
 
 std::string ProjectPython() {
   const char* env = std::getenv("MAGNETON_PYTHON");
-  return env && *env ? env : "python3";
+  if (env && *env) return env;
+#ifdef MAGNETON_BUILD_PYTHON
+  std::error_code ec;
+  if (fs::exists(MAGNETON_BUILD_PYTHON, ec)) return MAGNETON_BUILD_PYTHON;
+#endif
+  return "python3";
 }
 
 void AddCheckoutToPythonPath() {

@@ -7,6 +7,8 @@
 
 namespace magneton::cli {
 
+// $MAGNETON_PYTHON, else the Python the build was configured with (when it
+// still exists), else python3.
 std::string ProjectPython();
 
 // In a checkout (the command in build/), puts its python/ first on
