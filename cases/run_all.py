@@ -225,9 +225,12 @@ def _diff(runs: Path, files: Path, args, b: str, write: bool) -> tuple[dict | No
         doc = json.loads(out)
     except json.JSONDecodeError as e:
         return None, f"{what} --json printed no JSON ({e}): {_tail(out or err)}"
-    for run in doc.get("runs", {}).values():  # where they stay, not the folder they were unpacked into
+    # Where the files stay, not the folder they were unpacked into (a new one each time).
+    stay = os.path.relpath(runs, ROOT)
+    for run in doc.get("runs", {}).values():
         if isinstance(run, dict) and "path" in run:
-            run["path"] = os.path.relpath(runs / Path(run["path"]).name, ROOT)
+            run["path"] = os.path.join(stay, Path(run["path"]).name)
+    doc["notes"] = [n.replace(str(files), stay) for n in doc.get("notes", [])]
     if write:
         (runs / DIFF_FILES[b]).write_text(json.dumps(doc, indent=1) + "\n")
     return doc, ""
