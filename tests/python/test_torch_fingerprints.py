@@ -108,6 +108,7 @@ def test_size_caps():
     assert magneton.fingerprint(t, spectra_max_numel=100)["spectra"] == []
     assert len(magneton.fingerprint(t, quantiles=5)["quantiles"]) == 5
     assert [len(s) for s in magneton.fingerprint(t, spectrum_values=3)["spectra"]] == [3, 3]
+    assert magneton.fingerprint(t, spectrum_values=0)["spectra"] == []
 
 
 def test_recorded_fingerprints_match_direct_ones(tmp_path):

@@ -132,7 +132,7 @@ Result<Fingerprint> ComputeFingerprint(const at::Tensor& t, const FingerprintOpt
     // divided by the Frobenius norm (scale-free, descending, in [0, 1]).
     std::vector<int64_t> dims = SignificantDims(t);
     std::vector<bool> computed;  // per mode: false when over the side cap
-    if (dims.size() >= 2 && n <= o.spectra_max_numel) {
+    if (dims.size() >= 2 && n <= o.spectra_max_numel && o.spectrum_values > 0) {
       at::Tensor y = x.reshape(dims) / l2.clamp_min(1e-300);
       // A matrix's two unfoldings are transposes with the same spectrum: compute one.
       const size_t modes = dims.size() == 2 ? 1 : dims.size();
