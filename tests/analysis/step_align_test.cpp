@@ -81,7 +81,7 @@ TEST(StepAlign, AWholeScriptRecordingFindsItsStepBetweenSetUpAndSummary) {
     }
 }
 
-TEST(StepAlign, ARecordingOfThreeIterationsTakesItsLastWhenTheFirstCreatesState) {
+TEST(StepAlign, ARecordingOfThreeIterationsTakesTheFirstLikeItsLastWhenTheFirstCreatesState) {
   // --steps 3 against --steps 20 of a script training with Adam: the first
   // step also creates the optimizer's state (items 70-79 after each layer's
   // update), so it is no repetition of the rest; a set-up call made three
@@ -98,14 +98,26 @@ TEST(StepAlign, ARecordingOfThreeIterationsTakesItsLastWhenTheFirstCreatesState)
   ASSERT_TRUE(al.ok()) << al.error().message;
   EXPECT_EQ(al->recording_steps, 2);
   EXPECT_EQ(al->repetitions.size(), 19u);
-  // The step is the recording's last iteration, not its first.
-  EXPECT_EQ(al->step_begin, static_cast<int64_t>(setup.size() + first.size() + step.size()));
+  // The step is the first iteration like the recording's last, not its first.
+  EXPECT_EQ(al->step_begin, static_cast<int64_t>(setup.size() + first.size()));
   EXPECT_EQ(al->step_end - al->step_begin, static_cast<int64_t>(step.size()));
   for (size_t i = 0; i + 1 < al->repetitions.size(); ++i) EXPECT_TRUE(al->repetitions[i].exact) << i;
   // A recording of one step is still taken whole (it explains the measured pass).
   auto one = AlignSteps(Repeat(step, 1, setup, summary), measured, "operators");
   ASSERT_TRUE(one.ok()) << one.error().message;
   EXPECT_EQ(one->recording_steps, 1);
+}
+
+TEST(StepAlign, OfIdenticalRecordedIterationsTheFirstIsTheStep) {
+  // --iters 3 of an inference loop on one batch: the same values three
+  // times, which matching meets in the first iteration.
+  Seq step = Step(3), setup{40, 41}, summary{60};
+  auto al = AlignSteps(Repeat(step, 3, setup, summary), Repeat(step, 20, setup, summary), "operators");
+  ASSERT_TRUE(al.ok()) << al.error().message;
+  EXPECT_EQ(al->recording_steps, 3);
+  EXPECT_EQ(al->step_begin, static_cast<int64_t>(setup.size()));
+  EXPECT_EQ(al->step_end, static_cast<int64_t>(setup.size() + step.size()));
+  EXPECT_EQ(al->repetitions.size(), 20u);
 }
 
 TEST(StepAlign, AnItemOnlyOneSideHasIsToleratedAndLeftUnaligned) {

@@ -192,7 +192,7 @@ Status UseMeasuredPasses(const DiffInput& in, char side, const std::optional<Unt
                               "step of {} {}{}{}{}{})",
                               side, al.repeats, al.repeats == 1 ? "" : "s", al.step_items, items,
                               al.recording_steps > 1
-                                  ? fmt::format(", the last of {} that the recording repeats", al.recording_steps)
+                                  ? fmt::format(", one of {} that the recording repeats", al.recording_steps)
                                   : "",
                               al.by_device_work ? ", aligned with the recording's by launch order" : "",
                               al.exact == al.repeats ? "" : fmt::format("; {} identical to it", al.exact),

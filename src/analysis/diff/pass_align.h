@@ -37,7 +37,7 @@ struct PassAlignment {
   int64_t repeats = 0;          // repetitions of the recorded step found
   int64_t exact = 0;            // ...identical to it, item for item
   int64_t step_items = 0;       // items in the recorded step (ops, or kernels and copies)
-  int64_t recording_steps = 1;  // iterations the recording holds; the step is the last (step_align.h)
+  int64_t recording_steps = 1;  // iterations the recording holds; the step is one of them (step_align.h)
   // Operators: by recorded op id, the measured op of each repetition (kNone
   // where that repetition lacks it); by measured op, its repetition (-1: outside).
   std::vector<std::vector<int64_t>> measured_ops;

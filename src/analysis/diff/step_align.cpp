@@ -341,10 +341,21 @@ Result<StepAlignment> AlignSteps(const std::vector<int>& rec, const std::vector<
     const int64_t covered = Covered(*again);
     if (covered < half || covered < best_covered) continue;
     best_covered = covered;
-    again->step_begin += last.begin;
-    again->step_end += last.begin;
+    // Of the repetitions identical to the last, the first is the step: values
+    // a recording repeats unchanged (the same input every iteration) are
+    // matched where they first appear (tensor_classes.h), so their costs must
+    // come there.
+    int64_t at = last.begin;
+    for (const auto& r : own.repetitions)
+      if (r.end - r.begin == last.end - last.begin &&
+          std::equal(rec.begin() + r.begin, rec.begin() + r.end, rec.begin() + last.begin)) {
+        at = r.begin;
+        break;
+      }
+    again->step_begin += at;
+    again->step_end += at;
     for (int64_t& r : again->recorded_of)
-      if (r >= 0) r += last.begin;
+      if (r >= 0) r += at;
     again->recording_steps = static_cast<int64_t>(own.repetitions.size());
     best = std::move(*again);
   }

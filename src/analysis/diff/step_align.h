@@ -32,14 +32,16 @@ struct StepAlignment {
   std::vector<int64_t> recorded_of;
   std::vector<int32_t> repetition_of;
   // Repetitions of its own step the recording holds, where the step is the
-  // last of them (a recording of several iterations); 1 otherwise.
+  // first of them identical to the last (a recording of several
+  // iterations); 1 otherwise.
   int64_t recording_steps = 1;
 };
 
 // `recorded` and `measured` are token ids (equal ids: the same operator or
 // kernel). Where the recording holds several iterations of its own and the
-// first differs (an optimizer creating its state), its last iteration is the
-// step, if that explains more of the measured pass. Fails, naming what it
+// first differs (an optimizer creating its state), the first iteration
+// identical to its last is the step, if that explains more of the measured
+// pass. Fails, naming what it
 // found, when the measured sequence holds no repetition of any step of the
 // recorded one. `what` names the items in messages ("operators", "kernels
 // and copies").
