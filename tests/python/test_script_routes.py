@@ -144,8 +144,26 @@ TRAIN_SCRIPT = PRELUDE + textwrap.dedent("""
 """)
 
 
-def test_two_pass_route_on_a_training_script_takes_the_recordings_last_iteration(tmp_path):
-    # Adam's first step creates its state: recorded over 3 iterations, the step is the last one.
+def test_two_pass_route_costs_the_iteration_where_repeated_values_are_matched(tmp_path):
+    # Transformers' GPT-2 forwarding one batch every iteration: a recording of 3 holds the same values
+    # 3 times, matched where they first appear, and the measured costs must land there (they once went
+    # to the last iteration: every matched region at 0%, the attention finding missing).
+    pytest.importorskip("transformers")
+    script = ROOT / "scripts" / "gpu" / "gpt2_script.py"
+    for attn, side in (("eager", "a"), ("sdpa", "b")):
+        for out, options, iters in ((f"{side}.mgt", ("--pass", "recording"), 3), (f"{side}-m.mgt", ("--pass", "measured"), 6)):
+            p = _record_script(script, tmp_path / out, *options, args=("--attn", attn, "--tiny", "--iters", str(iters)))
+            assert p.returncode == 0, p.stderr
+    doc = _diff(*(str(tmp_path / f) for f in ("a.mgt", "b.mgt")), "--measured-a", str(tmp_path / "a-m.mgt"),
+                "--measured-b", str(tmp_path / "b-m.mgt"))
+    assert any("one of 3 that the recording repeats" in n for n in doc["notes"]), doc["notes"]
+    assert min(doc["summary"]["matched_share"].values()) > 0.5, doc["summary"]
+    assert any("aten::bmm" in f["label"] and f["costly"] == "a" for f in doc["findings"]), \
+        [f["label"] for f in doc["findings"]]
+
+
+def test_two_pass_route_on_a_training_script_skips_the_recordings_first_iteration(tmp_path):
+    # Adam's first step creates its state: recorded over 3 iterations, the step is a later one.
     script = tmp_path / "train.py"
     script.write_text(TRAIN_SCRIPT)
     for gelu, side in (("tanh", "a"), ("fused", "b")):
