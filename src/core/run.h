@@ -57,14 +57,14 @@ struct Device {
   friend bool operator==(const Device&, const Device&) = default;
 };
 
-// Layout-invariant summary of a tensor's values (see docs/matching.md).
-// Permutes, reshapes and contiguous copies leave numel, moments, norms and the
-// sorted-value quantiles unchanged; the unfolding spectra are compared as a set.
 // What Fingerprint::spectra hold (the fingerprint encoding's version): files
 // of encoding 1 hold leading singular values. Spectra of different kinds are
 // not compared.
 enum class SpectraKind : uint8_t { kSingularValues = 1, kSchattenNorms = 2 };
 
+// Layout-invariant summary of a tensor's values (see docs/matching.md).
+// Permutes, reshapes and contiguous copies leave numel, moments, norms and the
+// sorted-value quantiles unchanged; the unfolding spectra are compared as a set.
 struct Fingerprint {
   int64_t numel = 0;
   double mean = 0, stddev = 0, min = 0, max = 0;
