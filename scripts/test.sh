@@ -46,7 +46,7 @@ if [ "${MAGNETON_NO_SANITIZE:-0}" != 1 ]; then
   if BUILD_DIR="$here/build-asan" scripts/build.sh -DMAGNETON_SANITIZE=ON -DMAGNETON_TORCH=OFF \
        -DMAGNETON_BENCH=OFF -DPython_EXECUTABLE=/bin/false >/dev/null; then
     # intercept_tls_get_addr=0: the leak checker's record of dynamic TLS blocks
-    # (libcupti's) can hold a garbage range under this glibc, and its scan then
+    # (a shared library's) can hold a garbage range under this glibc, and its scan then
     # crashes at exit ("Tracer caught signal 11", depending on the binary's
     # layout only); static TLS and every stack and heap root are still scanned.
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:intercept_tls_get_addr=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
