@@ -46,9 +46,10 @@ TEST(DiffEstimate, TheX64FlagIsOneFindingNamingTheKeyWithItsFix) {
 TEST(DiffEstimate, TheX64RuleNamesTheKeyOnlyWhereTheCostlySideComputesIn64Bits) {
   DiffReport r = recorded::Diff(Load("x32"), Load("x64"));
   for (const auto& f : r.findings)
-    for (const auto& rule : f.rules) {
-      if (rule.id == "jax-x64") EXPECT_EQ(f.costly, 'b') << f.label;
-    }
+    for (const auto& rule : f.rules)
+      if (rule.id == "jax-x64") {
+        EXPECT_EQ(f.costly, 'b') << f.label;
+      }
 }
 
 TEST(DiffEstimate, SharesOfCallsThatCostTheSameAreNotWaste) {
