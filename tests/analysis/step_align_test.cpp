@@ -120,6 +120,27 @@ TEST(StepAlign, OfIdenticalRecordedIterationsTheFirstIsTheStep) {
   EXPECT_EQ(al->repetitions.size(), 20u);
 }
 
+TEST(StepAlign, AScriptRecordedTwiceWithTheSameArgumentsIsComparedStepByStep) {
+  // Both passes of a whole script with the same arguments: the recording
+  // matches the measured pass once, as a whole, but its loop is the step
+  // (set-up and summary are no part of an iteration).
+  Seq step = Step(3), setup{40, 41, 42, 10, 11}, summary{60, 3, 61};
+  Seq script = Repeat(step, 6, setup, summary);
+  auto al = AlignSteps(script, script, "operators");
+  ASSERT_TRUE(al.ok()) << al.error().message;
+  EXPECT_EQ(al->recording_steps, 6);
+  EXPECT_EQ(al->step_begin, static_cast<int64_t>(setup.size()));
+  EXPECT_EQ(al->step_end, static_cast<int64_t>(setup.size() + step.size()));
+  EXPECT_EQ(al->repetitions.size(), 6u);
+  EXPECT_EQ(al->repetition_of[0], -1);  // set-up
+  // A recording with no loop of its own stays one step, though found once.
+  Seq flat{40, 41, 42, 43, 44, 45, 46, 47};
+  auto whole = AlignSteps(flat, flat, "operators");
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  EXPECT_EQ(whole->step_end - whole->step_begin, static_cast<int64_t>(flat.size()));
+  EXPECT_EQ(whole->repetitions.size(), 1u);
+}
+
 TEST(StepAlign, AnItemOnlyOneSideHasIsToleratedAndLeftUnaligned) {
   Seq step = Step();
   Seq odd = step;

@@ -323,17 +323,21 @@ int64_t Covered(const StepAlignment& al) {
 Result<StepAlignment> AlignSteps(const std::vector<int>& rec, const std::vector<int>& mea, const std::string& what) {
   if (rec.empty()) return MakeError(ErrorCode::kInvalidArgument, fmt::format("the recording holds no {}", what));
   auto direct = AlignOnce(rec, mea, what);
-  // Explains most of the measured pass: the recording is one step (or the
-  // measured pass is mostly set-up and summary: nothing better is found).
+  // Repeats through most of the measured pass: the recording is one step (or
+  // the measured pass is mostly set-up and summary: nothing better is found).
+  // Found there once only, the recording is the measured pass's double (a
+  // whole script run with the same arguments twice): its own step is sought,
+  // and the whole recording stays the step only where none repeats.
   const int64_t half = static_cast<int64_t>(mea.size()) / 2;
-  if (direct.ok() && Covered(*direct) >= half) return direct;
+  const bool once = direct.ok() && direct->repetitions.size() == 1;
+  if (direct.ok() && !once && Covered(*direct) >= half) return direct;
   // A recording of several iterations (a whole script with --steps 3): its
   // first may differ from the rest (an optimizer creating its state). Each
   // period that repeats in the recording offers its last repetition as the
   // step; the one that explains most of the measured pass wins (a layer
   // explains less of it than the step that holds the layers).
   std::optional<StepAlignment> best;
-  int64_t best_covered = direct.ok() ? Covered(*direct) : 0;
+  int64_t best_covered = direct.ok() && !once ? Covered(*direct) : 0;
   for (const StepAlignment& own : PeriodicTilings(rec, what)) {
     const StepAlignment::Repetition last = own.repetitions.back();
     auto again = AlignOnce(std::vector<int>(rec.begin() + last.begin, rec.begin() + last.end), mea, what);
