@@ -15,11 +15,16 @@ many and are passed over: one whose iteration builds modules (registers
 parameters: `[Block(d) for _ in range(n)]`, set-up), one that runs inside a
 torch.nn.Module's call (the loop over blocks in a forward written in the
 script), and one over modules (`for layer in layers:` in a plain function
-that the step calls): part of a model, not its driver. Nested loops that
-both qualify: the inner one ends an iteration first and is chosen (batches,
-not epochs), and the caller can name another loop's line instead. Its first two iterations are
-warm-up (autotuning, lazy initialization, the allocator settling); each of
-its later iterations is one step.
+that the step calls): part of a model, not its driver. A loop nested in
+another of the user's loops (in its function or a caller's) is taken once it
+has run NESTED_STEPS iterations in one pass of the outer loop (batches, not
+epochs), or when the outer loop's iteration ends with no operator run after
+the inner loop (an epoch of a few batches). Where operators did run there,
+the inner loop is part of the outer loop's step (micro-batches accumulated
+before one optimizer step) and the outer loop is judged instead. The caller
+can name another loop's line. The step loop's first two iterations (of a nested one: those before
+it was taken) are warm-up (autotuning, lazy initialization, the allocator
+settling); each of its later iterations is one step.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from typing import Callable, Optional
 from magneton.monitoring import claim_tool
 
 MIN_OPS_PER_STEP = 10
+NESTED_STEPS = 8
 
 
 def code_objects(code: types.CodeType) -> list:
@@ -67,7 +73,8 @@ class ScriptSteps:
         self.loop: Optional[tuple] = None  # (code, loop head) of the step loop once found
         self.iterations = 0                # of the step loop, since it was found
         self._ended: dict = {}             # loop -> operator count when its last iteration ended
-        self._in_model: set = set()        # loops found running inside a Module's call
+        self._in_model: set = set()        # loops found running inside a Module's call, or in an outer step
+        self._pending: Optional[_Nested] = None  # a qualifying loop nested in another, not yet taken
         self._tool: Optional[int] = None
         self._params = 0                   # parameters registered by modules built so far
         self._params_hook = None
@@ -135,6 +142,8 @@ class ScriptSteps:
             return None
         if loop in self._in_model:
             return None
+        if self._pending is not None and self._nested_jump(loop):
+            return None
         now = (self.counted_ops(), self._params)
         before = self._ended.get(loop)
         self._ended[loop] = now
@@ -145,16 +154,43 @@ class ScriptSteps:
                                              _over_modules(sys._getframe(1), code, destination)):
             self._in_model.add(loop)
             return None
-        if before is not None and enough:
-            self._stop_counting_parameters()
-            self.loop = loop
-            self.iterations = 2
-            if code.co_name != "<module>":  # count the calls of its function: is it a loop inside each step?
-                mon = sys.monitoring
-                mon.register_callback(self._tool, mon.events.PY_START, self._called)
-                mon.set_local_events(self._tool, code, mon.events.PY_START)
-            self.on_step()
+        if before is not None and enough and self._pending is None:
+            outer = set() if self.line is not None else _enclosing_loops(sys._getframe(1), offset, destination,
+                                                                         self._is_users)
+            if outer:
+                self._pending = _Nested(loop, outer, 2, now[0])
+            else:
+                self._choose(loop, 2)
         return None
+
+    def _nested_jump(self, loop) -> bool:
+        """A jump while a nested loop waits to be taken; True when it is handled."""
+        p = self._pending
+        if loop == p.loop:
+            p.iterations += 1
+            p.ops = self.counted_ops()
+            if p.take_next or p.iterations >= NESTED_STEPS:
+                self._pending = None
+                self._choose(loop, p.iterations)
+            return True
+        if loop in p.outer:
+            if self.counted_ops() > p.ops:  # the outer step's own work after the inner loop: an optimizer step
+                self._in_model.add(p.loop)
+                self._pending = None
+            else:  # a pass of few iterations (an epoch of a few batches): the inner loop is the step
+                p.take_next = True
+        return False
+
+    def _choose(self, loop, iterations: int) -> None:
+        self._stop_counting_parameters()
+        self.loop = loop
+        self.iterations = iterations
+        code = loop[0]
+        if code.co_name != "<module>":  # count the calls of its function: is it a loop inside each step?
+            mon = sys.monitoring
+            mon.register_callback(self._tool, mon.events.PY_START, self._called)
+            mon.set_local_events(self._tool, code, mon.events.PY_START)
+        self.on_step()
 
     def _called(self, code, offset):
         if os.getpid() == self._pid:
@@ -179,6 +215,34 @@ class ScriptSteps:
         code, head = self.loop
         name = os.path.basename(code.co_filename) if short else code.co_filename
         return f"the loop at {name}:{_line_of(code, head)} ({code.co_name})"
+
+
+class _Nested:
+    """A qualifying loop nested in others of the user's loops, watched until it is taken or passed over."""
+
+    def __init__(self, loop: tuple, outer: set, iterations: int, ops: int):
+        self.loop, self.outer, self.iterations, self.ops = loop, outer, iterations, ops
+        self.take_next = False
+
+
+@functools.lru_cache(maxsize=256)
+def _back_edges(code: types.CodeType) -> tuple:
+    """(offset, target) of every backward jump in `code`: the ends of its loops' iterations."""
+    return tuple((ins.offset, ins.argval) for ins in dis.get_instructions(code) if ins.opname == "JUMP_BACKWARD")
+
+
+def _enclosing_loops(frame, offset: int, head: int, is_users: Callable) -> set:
+    """The user's loops, as (code, head), that enclose the loop at `head` whose iteration
+    just ended at `offset` in `frame`: in its own function, and around the calls that
+    led to it in the user's callers."""
+    code = frame.f_code
+    out = {(code, t) for o, t in _back_edges(code) if t < head and o > offset}
+    frame = frame.f_back
+    while frame is not None and is_users(frame.f_code):
+        at = frame.f_lasti
+        out |= {(frame.f_code, t) for o, t in _back_edges(frame.f_code) if t <= at < o}
+        frame = frame.f_back
+    return out
 
 
 def _installed_dirs() -> tuple:

@@ -453,15 +453,63 @@ def test_a_loop_over_layers_in_a_plain_function_is_not_the_step(tmp_path):
     assert p.returncode == 0 and "--step-line" not in p.stderr, p.stderr
     assert f"mlp.py:{line} (<module>), 8 iterations" in p.stderr, p.stderr
 
-    # The same loop over the layers' weight tensors (no modules): the inner of
-    # two qualifying loops is taken, and the command says it ran a few
+    # The same loop over the layers' weight tensors (no modules): it is nested
+    # in the step loop, whose iteration runs operators after it (the loss, the
+    # backward, the optimizer), so it is part of the step.
+    by_weights = source.replace("for layer in layers:", "for w in weights:").replace("gelu(layer(h))",
+                                                                                      "gelu(h @ w.t())")
+    script.write_text(by_weights)
+    p = _record_script(script, tmp_path / "m.mgt")
+    assert p.returncode == 0 and "--step-line" not in p.stderr, p.stderr
+    assert f"mlp.py:{line} (<module>), 8 iterations" in p.stderr, p.stderr
+
+    # Twelve layers: the inner loop runs enough iterations in one pass to be
+    # taken before the outer one ends; the command says it ran many
     # iterations per call of its function, once per step, and how to name the step.
-    script.write_text(source.replace("for layer in layers:", "for w in weights:")
-                      .replace("gelu(layer(h))", "gelu(h @ w.t())"))
+    script.write_text(by_weights.replace("range(4)", "range(12)").replace("range(8)", "range(24)"))
     p = _record_script(script, tmp_path / "m.mgt")
     assert p.returncode == 0, p.stderr
     hint = [ln for ln in p.stderr.splitlines() if "--step-line" in ln]
-    assert len(hint) == 1 and "(forward)" in hint[0] and "4 iterations in each of 8 calls" in hint[0], p.stderr
+    assert len(hint) == 1 and "(forward)" in hint[0] and "12 iterations in each of 24 calls" in hint[0], \
+        p.stderr
     p = _record_script(script, tmp_path / "m.mgt", "--step-line", str(line))
     assert p.returncode == 0 and "--step-line" not in p.stderr, p.stderr
-    assert f"mlp.py:{line} (<module>), 8 iterations" in p.stderr, p.stderr
+    assert f"mlp.py:{line} (<module>), 24 iterations" in p.stderr, p.stderr
+
+
+def test_micro_batches_accumulated_before_one_optimizer_step_are_part_of_the_step(tmp_path):
+    # Gradient accumulation: the loop over micro-batches qualifies first, but
+    # the outer iteration runs the optimizer after it, so the outer loop is
+    # the step (a micro-batch step would leave the optimizer out of every
+    # comparison). In a function called from the script, as scripts are written.
+    script = tmp_path / "accum.py"
+    source = textwrap.dedent("""
+        import torch
+
+        def main():
+            torch.manual_seed(0)
+            torch.set_num_threads(1)
+            model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 16))
+            opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+            data = torch.randn(40, 8, 16)
+            for step in range(10):                                           # the step loop
+                opt.zero_grad()
+                for micro in range(4):                                       # the micro-batches
+                    x = data[step * 4 + micro]
+                    ((model(x) - x).square().mean() / 4).backward()
+                opt.step()
+
+        if __name__ == "__main__":
+            main()
+    """)
+    script.write_text(source)
+    line = next(n for n, s in enumerate(source.splitlines(), 1) if s.endswith("# the step loop"))
+    p = _record_script(script, tmp_path / "g.mgt")
+    assert p.returncode == 0 and "--step-line" not in p.stderr, p.stderr
+    assert f"accum.py:{line} (main), 10 iterations" in p.stderr, p.stderr
+    # Without the optimizer after it, the inner loop is the step again (an
+    # epoch of a few batches is no step).
+    script.write_text(source.replace("opt.step()", "pass"))
+    p = _record_script(script, tmp_path / "g.mgt")
+    micro = next(n for n, s in enumerate(source.splitlines(), 1) if s.endswith("# the micro-batches"))
+    assert p.returncode == 0 and f"accum.py:{micro} (main)" in p.stderr, p.stderr
