@@ -30,6 +30,12 @@ PRELUDE = textwrap.dedent("""
         return 0.5 * x * (1.0 + torch.tanh(0.7978845608 * (x + 0.044715 * torch.pow(x, 3.0))))
 """)
 
+
+def _line_of(text: str, mark: str) -> int:
+    """The number of the first line of `text` that ends with `mark`."""
+    return next(n for n, s in enumerate(text.splitlines(), 1) if s.endswith(mark))
+
+
 SCRIPT = PRELUDE + textwrap.dedent("""
     data = [torch.randn(16, 64) for _ in range(4)]     # a set-up loop: one operator per iteration
     w1, w2 = torch.randn(64, 256), torch.randn(256, 64)
@@ -41,7 +47,7 @@ SCRIPT = PRELUDE + textwrap.dedent("""
             total += float(x.sum())
     print(f"summary: {total:.3f}")
 """)
-LOOP_LINE = next(n for n, line in enumerate(SCRIPT.splitlines(), 1) if line.endswith("# the step loop"))
+LOOP_LINE = _line_of(SCRIPT, "# the step loop")
 
 
 def _magneton():
@@ -204,9 +210,8 @@ def test_steps_of_different_loops_are_named_when_nothing_matches(tmp_path):
     value is in common; the diff compares nothing (exit 3) and names both loops."""
     script = tmp_path / "score.py"
     script.write_text(ROWS_SCRIPT)
-    lines = ROWS_SCRIPT.splitlines()
-    batch_line = next(n for n, ln in enumerate(lines, 1) if ln.endswith("# the batches"))
-    row_line = next(n for n, ln in enumerate(lines, 1) if ln.endswith("# one row at a time"))
+    batch_line = _line_of(ROWS_SCRIPT, "# the batches")
+    row_line = _line_of(ROWS_SCRIPT, "# one row at a time")
     for side, how in (("a", "rows"), ("b", "batch")):
         p = _record_script(script, tmp_path / f"{side}.mgt", args=("--gelu", how, "--iters", "6"))
         assert p.returncode == 0, p.stderr
@@ -239,7 +244,7 @@ CAST_SCRIPT = PRELUDE + textwrap.dedent("""
 def test_a_dtype_finding_names_the_cast_it_comes_from(tmp_path):
     script = tmp_path / "cast.py"
     script.write_text(CAST_SCRIPT)
-    cast_line = next(n for n, ln in enumerate(CAST_SCRIPT.splitlines(), 1) if ln.endswith("# the cast"))
+    cast_line = _line_of(CAST_SCRIPT, "# the cast")
     for side, how in (("a", "f64"), ("b", "tanh")):
         p = _record_script(script, tmp_path / f"{side}.mgt", args=("--gelu", how, "--iters", "12"))
         assert p.returncode == 0, p.stderr
@@ -304,7 +309,7 @@ def test_the_step_loop_is_the_scripts_not_a_loop_inside_its_model(tmp_path):
     # drives the model.
     script = tmp_path / "train.py"
     script.write_text(MODEL_SCRIPT)
-    line = next(n for n, s in enumerate(MODEL_SCRIPT.splitlines(), 1) if s.endswith("# the step loop"))
+    line = _line_of(MODEL_SCRIPT, "# the step loop")
     p = _record_script(script, tmp_path / "t.mgt")
     assert p.returncode == 0, p.stderr
     assert f"train.py:{line} (<module>), 6 iterations" in p.stderr, p.stderr
@@ -334,7 +339,7 @@ def test_a_training_loop_in_a_method_of_the_users_module_is_the_step_loop(tmp_pa
 
         Model().fit(6)
     """))
-    line = next(n for n, s in enumerate(script.read_text().splitlines(), 1) if s.endswith("# the step loop"))
+    line = _line_of(script.read_text(), "# the step loop")
     p = _record_script(script, tmp_path / "f.mgt")
     assert p.returncode == 0, p.stderr
     assert f"fit.py:{line} (fit), 6 iterations" in p.stderr, p.stderr
@@ -367,7 +372,7 @@ def test_the_step_loop_may_live_in_a_module_of_the_users_project(tmp_path):
     """))
 
     def line_of(name, mark):
-        return next(n for n, s in enumerate((tmp_path / name).read_text().splitlines(), 1) if s.endswith(mark))
+        return _line_of((tmp_path / name).read_text(), mark)
 
     def record(*options):
         return _record_script(tmp_path / "train.py", tmp_path / "e.mgt", *options, cwd=tmp_path)
@@ -406,7 +411,7 @@ def test_a_step_loop_inside_an_installed_library_is_taken_when_its_line_is_named
         model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
         looplib.fit(model, torch.randn(8, 16), torch.randint(0, 4, (8,)), 6)
     """))
-    line = next(n for n, s in enumerate((lib / "looplib.py").read_text().splitlines(), 1) if s.endswith("loop"))
+    line = _line_of((lib / "looplib.py").read_text(), "loop")
 
     def record(*options):
         return _record_script(tmp_path / "run.py", tmp_path / "l.mgt", *options, path=[lib])
@@ -448,7 +453,7 @@ def test_a_loop_over_layers_in_a_plain_function_is_not_the_step(tmp_path):
             step()
     """)
     script.write_text(source)
-    line = next(n for n, s in enumerate(source.splitlines(), 1) if s.endswith("# the step loop"))
+    line = _line_of(source, "# the step loop")
     p = _record_script(script, tmp_path / "m.mgt")
     assert p.returncode == 0 and "--step-line" not in p.stderr, p.stderr
     assert f"mlp.py:{line} (<module>), 8 iterations" in p.stderr, p.stderr
@@ -503,7 +508,7 @@ def test_micro_batches_accumulated_before_one_optimizer_step_are_part_of_the_ste
             main()
     """)
     script.write_text(source)
-    line = next(n for n, s in enumerate(source.splitlines(), 1) if s.endswith("# the step loop"))
+    line = _line_of(source, "# the step loop")
     p = _record_script(script, tmp_path / "g.mgt")
     assert p.returncode == 0 and "--step-line" not in p.stderr, p.stderr
     assert f"accum.py:{line} (main), 10 iterations" in p.stderr, p.stderr
@@ -511,5 +516,5 @@ def test_micro_batches_accumulated_before_one_optimizer_step_are_part_of_the_ste
     # epoch of a few batches is no step).
     script.write_text(source.replace("opt.step()", "pass"))
     p = _record_script(script, tmp_path / "g.mgt")
-    micro = next(n for n, s in enumerate(source.splitlines(), 1) if s.endswith("# the micro-batches"))
+    micro = _line_of(source, "# the micro-batches")
     assert p.returncode == 0 and f"accum.py:{micro} (main)" in p.stderr, p.stderr
