@@ -69,5 +69,29 @@ TEST(DiffEstimate, SharesOfCallsThatCostTheSameAreNotWaste) {
   EXPECT_TRUE(explained);
 }
 
+// tests/data/jax_layernorm/: one jitted MLP whose layer norm is written out
+// (a) or takes jnp.var and lax.rsqrt (b), each recorded with 200 of the
+// program's own calls after its op-level executions; XLA fuses either form
+// into the same work, and the two programs' own calls are 9% apart.
+TEST(DiffEstimate, WhereTheProgramsOwnCallsWereTimedTheyDecideWhetherSharesAreWaste) {
+  magneton::Run a = recorded::Load("jax_layernorm/manual.mgt"), b = recorded::Load("jax_layernorm/library.mgt");
+  // b's op-level executions stretched by half: every share of b grows, and
+  // so do its op-level calls, but not the calls the program made itself.
+  const int64_t t0 = b.info.start_ns;
+  auto at = [&](int64_t t) { return t0 + (t - t0) * 3 / 2; };
+  for (auto& op : b.ops) op.start_ns = at(op.start_ns), op.end_ns = at(op.end_ns);
+  DiffOptions o = recorded::Options();  // the program's own calls taken out as `magneton diff` does
+  o.untraced_a = TakeUntracedSteps(a);
+  o.untraced_b = TakeUntracedSteps(b);
+  ASSERT_TRUE(o.untraced_a && o.untraced_b);
+  DiffReport r = recorded::Diff(a, b, nullptr, nullptr, o);
+  EXPECT_EQ(r.waste_count(), 0);
+  bool explained = false;
+  for (const auto& f : r.findings)
+    explained |= f.why.find("as the program runs it") != std::string::npos &&
+                 f.why.find("whose measured times do not differ that way") != std::string::npos;
+  EXPECT_TRUE(explained);
+}
+
 }  // namespace
 }  // namespace magneton::analysis

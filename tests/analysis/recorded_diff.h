@@ -21,12 +21,17 @@ inline magneton::Run Load(const std::string& path) {
   return r.ok() ? std::move(*r) : magneton::Run{};
 }
 
-inline DiffReport Diff(const magneton::Run& a, const magneton::Run& b, const magneton::Run* ma = nullptr,
-                       const magneton::Run* mb = nullptr) {
+// The diff's options as `magneton diff` sets them by default, with the repository's rules.
+inline DiffOptions Options() {
   DiffOptions o;
   auto rules = LoadRulesDir(std::string(MAGNETON_TEST_DATA) + "/../../rules");
   EXPECT_TRUE(rules.ok());
   if (rules.ok()) o.rules = *rules;
+  return o;
+}
+
+inline DiffReport Diff(const magneton::Run& a, const magneton::Run& b, const magneton::Run* ma = nullptr,
+                       const magneton::Run* mb = nullptr, const DiffOptions& o = Options()) {
   auto r = DiffRuns(a, b, ma, mb, o);
   EXPECT_TRUE(r.ok()) << r.error().message;
   return r.ok() ? std::move(*r) : DiffReport{};

@@ -295,11 +295,15 @@ std::optional<std::string> StepLoopsNote(const Run& a, const Run& b, const DiffR
 }
 
 // Seconds per iteration in the top-level calls named `scope` (a compiled call's measured time).
-double CallSeconds(const Run& run, const std::string& scope, const RunSummary& summary) {
+// Where the program's own calls ran untraced after them (record_jax's `measured`: many
+// calls where the op-level pass has a few), their time per step is the measurement.
+std::pair<std::string, double> CallSeconds(const Run& run, const std::string& scope, const RunSummary& summary) {
+  if (summary.untraced && summary.untraced->steps > 0)
+    return {fmt::format("{} as the program runs it", scope), summary.untraced->seconds};
   double s = 0;
   for (const auto& op : run.ops)
     if (op.parent == kNone && op.name == scope) s += static_cast<double>(op.end_ns - op.start_ns) * 1e-9;
-  return s / static_cast<double>(std::max<int64_t>(1, summary.iterations));
+  return {scope, s / static_cast<double>(std::max<int64_t>(1, summary.iterations))};
 }
 
 // A finding whose two sides are both shares of compiled calls (estimates,
@@ -690,8 +694,7 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
     same_work += Explain(f, {&a, &ca, &rep.ops_a, &group_a}, {&b, &cb, &rep.ops_b, &group_b}, report, options);
     const std::string scope_a = EstimatedScope({&a, &ca, &rep.ops_a}), scope_b = EstimatedScope({&b, &cb, &rep.ops_b});
     if (!scope_a.empty() && !scope_b.empty()) {
-      BackByCompiledCalls(f, {scope_a, CallSeconds(a, scope_a, report.a)}, {scope_b, CallSeconds(b, scope_b, report.b)},
-                          options);
+      BackByCompiledCalls(f, CallSeconds(a, scope_a, report.a), CallSeconds(b, scope_b, report.b), options);
     } else if (!scope_a.empty() || !scope_b.empty()) {
       f.why += fmt::format("; {}'s time is an estimate (a share of {}'s)", scope_a.empty() ? 'b' : 'a',
                            scope_a + scope_b);
