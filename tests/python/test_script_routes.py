@@ -267,6 +267,14 @@ def test_a_script_without_a_loop_says_so_in_one_line(tmp_path):
     assert p.stdout.strip() == "3.0"
     lines = [ln for ln in p.stderr.splitlines() if ln.startswith("magneton")]
     assert len(lines) == 1 and "no loop" in lines[0] and "once.py" in lines[0], p.stderr
+    # A script that fails before its loop: its traceback and status, and one line that says so
+    # (not advice on recording a loop it never reached).
+    script.write_text("import torch\nx = torch.ones(3)\nraise SystemExit(4)\nfor i in range(9):\n    x = x * 2\n")
+    p = subprocess.run([PYTHON, "-m", "magneton", "record", "-o", str(tmp_path / "once.mgt"), "-f", str(script)],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 4
+    lines = [ln for ln in p.stderr.splitlines() if ln.startswith("magneton")]
+    assert len(lines) == 1 and "exited with status 4 before any loop" in lines[0], p.stderr
 
 
 MODEL_SCRIPT = textwrap.dedent("""
