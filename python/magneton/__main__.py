@@ -247,8 +247,8 @@ def main(argv=None) -> int:
                "--pass measured")
         sys.stderr.write(f"magneton: record: {args.output}: {which} ran three times or more in {file}, so there is no "
                          f"step to record ({how})\n")
-    elif steps is not None and steps.inner_loop_hint():
-        sys.stderr.write(f"magneton: record: {args.output}: {steps.inner_loop_hint()}\n")
+    elif steps is not None and (hint := steps.inner_loop_hint() or steps.early_loop_hint()):
+        sys.stderr.write(f"magneton: record: {args.output}: {hint}\n")
     if args.verbose and not (steps is not None and steps.loop is None):
         s = rec.summary or {}
         where = f"; steps: {steps.describe()}, {steps.iterations} iterations" if steps is not None else ""

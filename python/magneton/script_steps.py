@@ -34,6 +34,7 @@ import functools
 import os
 import sys
 import sysconfig
+import time
 import types
 from typing import Callable, Optional
 
@@ -41,6 +42,7 @@ from magneton.monitoring import claim_tool
 
 MIN_OPS_PER_STEP = 10
 NESTED_STEPS = 8
+LONG_AFTER_S = 2.0  # seconds after the step loop was found below which no early-loop hint is given
 
 
 def code_objects(code: types.CodeType) -> list:
@@ -78,6 +80,7 @@ class ScriptSteps:
         self._tool: Optional[int] = None
         self._params = 0                   # parameters registered by modules built so far
         self._params_hook = None
+        self._times = [0.0, 0.0, 0.0]      # monotonic seconds: the loop found, its last iteration's end, stop()
 
     def start(self) -> bool:
         """Starts watching; False when no sys.monitoring tool id is free (or Python < 3.12)."""
@@ -103,6 +106,7 @@ class ScriptSteps:
             self._params_hook = None
 
     def stop(self) -> None:
+        self._times[2] = time.monotonic()
         self._stop_counting_parameters()
         mon = getattr(sys, "monitoring", None)
         if mon is None or self._tool is None:
@@ -134,6 +138,7 @@ class ScriptSteps:
         if self.loop is not None:
             if loop == self.loop:
                 self.iterations += 1
+                self._times[1] = time.monotonic()
                 self.on_step()
                 return None
             return sys.monitoring.DISABLE  # only the step loop matters from now on
@@ -185,6 +190,7 @@ class ScriptSteps:
         self._stop_counting_parameters()
         self.loop = loop
         self.iterations = iterations
+        self._times[0] = self._times[1] = time.monotonic()
         code = loop[0]
         if code.co_name != "<module>":  # count the calls of its function: is it a loop inside each step?
             mon = sys.monitoring
@@ -207,6 +213,16 @@ class ScriptSteps:
         return (f"the step loop, {self.describe()}, ran about {self.iterations // calls} iterations in each of "
                 f"{calls} calls of its function: if each call is one step (a forward's loop over layers), name "
                 "the loop that drives the steps with --step-line FILE:N")
+
+    def early_loop_hint(self) -> Optional[str]:
+        """A line when the script ran on long after the step loop's last iteration: the loop
+        taken may be a first pass (an evaluation before training) rather than the main loop."""
+        found, last, end = self._times
+        if self.loop is None or end - found < LONG_AFTER_S or last - found >= (end - found) / 2:
+            return None
+        return (f"the step loop, {self.describe()}, ended {end - last:.1f} s before the script did, after "
+                f"{last - found:.1f} s of steps: if the script's main loop is another one, name it with "
+                "--step-line FILE:N")
 
     def describe(self, short: bool = False) -> str:
         """The step loop as "the loop at FILE:N (FUNCTION)"; short: the file's name without its folder."""

@@ -490,6 +490,47 @@ def test_a_loop_over_layers_in_a_plain_function_is_not_the_step(tmp_path):
     assert f"mlp.py:{line} (<module>), 24 iterations" in p.stderr, p.stderr
 
 
+def test_a_first_loop_that_ends_long_before_the_script_is_named_with_the_step_line_hint(tmp_path):
+    # An evaluation before training qualifies first and is taken; the training
+    # loop after it runs on for seconds (a data loader's wait per step here),
+    # so the command says the step loop ended long before the script did.
+    script = tmp_path / "evalfirst.py"
+    source = textwrap.dedent("""
+        import time
+        import torch
+        torch.manual_seed(0)
+        torch.set_num_threads(1)
+        model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.Linear(64, 32))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        x = torch.randn(16, 32)
+
+        def evaluate():
+            with torch.no_grad():
+                for _ in range(4):                                           # an evaluation
+                    model(x).square().mean()
+
+        def main():
+            evaluate()
+            for step in range(300):                                          # the training loop
+                time.sleep(0.01)
+                model(x).square().mean().backward()
+                opt.step()
+                opt.zero_grad()
+
+        main()
+    """)
+    script.write_text(source)
+    p = _record_script(script, tmp_path / "e.mgt")
+    assert p.returncode == 0, p.stderr
+    hint = [ln for ln in p.stderr.splitlines() if "--step-line" in ln]
+    where = f"evalfirst.py:{_line_of(source, '# an evaluation')} (evaluate)"
+    assert len(hint) == 1 and where in hint[0] and "before the script did" in hint[0], p.stderr
+    training = _line_of(source, "# the training loop")
+    p = _record_script(script, tmp_path / "e.mgt", "--step-line", str(training))
+    assert p.returncode == 0 and "--step-line" not in p.stderr, p.stderr
+    assert f"evalfirst.py:{training} (main), 300 iterations" in p.stderr, p.stderr
+
+
 def test_micro_batches_accumulated_before_one_optimizer_step_are_part_of_the_step(tmp_path):
     # Gradient accumulation: the loop over micro-batches qualifies first, but
     # the outer iteration runs the optimizer after it, so the outer loop is
