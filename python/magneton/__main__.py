@@ -209,6 +209,8 @@ def main(argv=None) -> int:
         sys.stderr.write(f"magneton: record: {e}\n")
         return 2
     steps = None
+    if args.passes != "both":  # the whole script is one run: the diff cuts its loop's step out of it
+        rec.set_info("whole_script", "true")
     if args.passes == "both":
         from magneton.script_steps import ScriptSteps
 

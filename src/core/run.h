@@ -194,6 +194,10 @@ inline constexpr const char* kIdleHeldKey = "idle_held_ns";
 // RunInfo extra: "true" for a recording pass (every value fingerprinted: its
 // operators' times include the fingerprinting), "false" for a measured pass.
 inline constexpr const char* kFingerprintsKey = "fingerprints";
+// RunInfo extra: "true" where the run is a whole script, set-up and summary
+// included (`python -m magneton record --pass recording|measured`), not a
+// step the program's own code bracketed.
+inline constexpr const char* kWholeScriptKey = "whole_script";
 
 struct Frame {
   int64_t id = 0;

@@ -126,19 +126,43 @@ TEST(StepAlign, AScriptRecordedTwiceWithTheSameArgumentsIsComparedStepByStep) {
   // (set-up and summary are no part of an iteration).
   Seq step = Step(3), setup{40, 41, 42, 10, 11}, summary{60, 3, 61};
   Seq script = Repeat(step, 6, setup, summary);
-  auto al = AlignSteps(script, script, "operators");
+  auto al = AlignSteps(script, script, "operators", /*whole_script=*/true);
   ASSERT_TRUE(al.ok()) << al.error().message;
   EXPECT_EQ(al->recording_steps, 6);
   EXPECT_EQ(al->step_begin, static_cast<int64_t>(setup.size()));
   EXPECT_EQ(al->step_end, static_cast<int64_t>(setup.size() + step.size()));
   EXPECT_EQ(al->repetitions.size(), 6u);
   EXPECT_EQ(al->repetition_of[0], -1);  // set-up
-  // A recording with no loop of its own stays one step, though found once.
+  // A script with no loop of its own stays one step, though found once.
   Seq flat{40, 41, 42, 43, 44, 45, 46, 47};
-  auto whole = AlignSteps(flat, flat, "operators");
+  auto whole = AlignSteps(flat, flat, "operators", true);
   ASSERT_TRUE(whole.ok()) << whole.error().message;
   EXPECT_EQ(whole->step_end - whole->step_begin, static_cast<int64_t>(flat.size()));
   EXPECT_EQ(whole->repetitions.size(), 1u);
+  // A bracketed step of identical layers measured once is that step, not a layer.
+  Seq one = Step(4);
+  auto bracketed = AlignSteps(one, one, "operators");
+  ASSERT_TRUE(bracketed.ok()) << bracketed.error().message;
+  EXPECT_EQ(bracketed->step_end - bracketed->step_begin, static_cast<int64_t>(one.size()));
+  EXPECT_EQ(bracketed->repetitions.size(), 1u);
+}
+
+TEST(StepAlign, AFirstIterationWithALibrarysFirstCallSetUpIsStillTheStep) {
+  // --iters 3 of an inference script whose attention library sets itself up
+  // in its first call (a workspace memset, 90): the values are the same in
+  // every iteration and matched in the first, so the first is the step, as
+  // on a side whose first iteration has no such set-up.
+  Seq step = Step(3), first = step, setup{40, 41}, summary{60};
+  first.insert(first.begin() + 3, 90);
+  Seq recorded = setup;
+  recorded.insert(recorded.end(), first.begin(), first.end());
+  recorded = Repeat(step, 2, recorded, summary);
+  auto al = AlignSteps(recorded, Repeat(step, 20, setup, summary), "kernels and copies", true);
+  ASSERT_TRUE(al.ok()) << al.error().message;
+  EXPECT_EQ(al->recording_steps, 3);
+  EXPECT_EQ(al->step_begin, static_cast<int64_t>(setup.size()));
+  EXPECT_EQ(al->step_end, static_cast<int64_t>(setup.size() + first.size()));
+  EXPECT_EQ(al->repetitions.size(), 20u);
 }
 
 TEST(StepAlign, AnItemOnlyOneSideHasIsToleratedAndLeftUnaligned) {

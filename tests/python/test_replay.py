@@ -177,8 +177,9 @@ def test_costliest_recorded_key_is_measured_first(tmp_path):
         return torch.mm(a, b)  # milliseconds per call
 
     # Never converges (target_rse 0): the first key measured takes the whole
-    # budget, the other one is left with none.
-    opts = dict(FAST, ops=["aten::relu", "aten::mm"], target_rse=0.0, max_repeats=100000, budget_s=0.3)
+    # budget, the other one is left with none (1 s: on a loaded 2-core machine
+    # 0.3 s went before the first repeat of the mm).
+    opts = dict(FAST, ops=["aten::relu", "aten::mm"], target_rse=0.0, max_repeats=100000, budget_s=1.0)
     rec, _ = _record(tmp_path / "order.mgt", work, replay=opts)
     results = rec.replay_result["results"]
     assert [r["name"] for r in results] == ["aten::relu", "aten::mm"]  # reported in op order
@@ -199,7 +200,7 @@ def test_cost_order_is_not_fooled_by_recording_work(tmp_path):
         torch.flatten(big)  # a view: first in op order, slow only while recorded
         return torch.mm(a, b)
 
-    opts = dict(FAST, ops=["aten::flatten", "aten::mm"], target_rse=0.0, max_repeats=100000, budget_s=0.3)
+    opts = dict(FAST, ops=["aten::flatten", "aten::mm"], target_rse=0.0, max_repeats=100000, budget_s=1.0)
     rec, _ = _record(tmp_path / "order.mgt", work, replay=opts)
     flatten, mm = rec.replay_result["results"]
     assert flatten["recorded_s"] > mm["recorded_s"], (flatten, mm)  # the trap is set

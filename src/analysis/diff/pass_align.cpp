@@ -72,6 +72,11 @@ void CountOutside(const StepAlignment& s, PassAlignment& out, const std::vector<
   out.recording_steps = s.recording_steps;
 }
 
+bool WholeScript(const Run& run) {
+  auto it = run.info.extra.find(kWholeScriptKey);
+  return it != run.info.extra.end() && it->second == "true";
+}
+
 Result<PassAlignment> ByOperators(const Run& recorded, const Run& measured) {
   Tokens tokens;
   std::vector<int> rec, mea;
@@ -81,7 +86,7 @@ Result<PassAlignment> ByOperators(const Run& recorded, const Run& measured) {
     mea.push_back(tokens(OpSignature(measured, op)));
     names.push_back(op.name);
   }
-  auto steps = AlignSteps(rec, mea, "operators");
+  auto steps = AlignSteps(rec, mea, "operators", WholeScript(recorded));
   if (!steps.ok()) return steps.error();
   PassAlignment out;
   CountOutside(*steps, out, names);
@@ -129,7 +134,7 @@ Result<PassAlignment> ByDeviceWork(const Run& recorded, const Run& measured) {
     mea.push_back(tokens(DeviceWorkKey(measured, w)));
     names.push_back(w.kernel ? measured.kernels[w.id].name : "copy " + measured.transfers[w.id].kind);
   }
-  auto steps = AlignSteps(rec, mea, "kernels and copies");
+  auto steps = AlignSteps(rec, mea, "kernels and copies", WholeScript(recorded));
   if (!steps.ok()) return steps.error();
   PassAlignment out;
   out.by_device_work = true;

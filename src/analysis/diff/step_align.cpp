@@ -320,16 +320,18 @@ int64_t Covered(const StepAlignment& al) {
 
 }  // namespace
 
-Result<StepAlignment> AlignSteps(const std::vector<int>& rec, const std::vector<int>& mea, const std::string& what) {
+Result<StepAlignment> AlignSteps(const std::vector<int>& rec, const std::vector<int>& mea, const std::string& what,
+                                 bool whole_script) {
   if (rec.empty()) return MakeError(ErrorCode::kInvalidArgument, fmt::format("the recording holds no {}", what));
   auto direct = AlignOnce(rec, mea, what);
   // Repeats through most of the measured pass: the recording is one step (or
   // the measured pass is mostly set-up and summary: nothing better is found).
-  // Found there once only, the recording is the measured pass's double (a
-  // whole script run with the same arguments twice): its own step is sought,
-  // and the whole recording stays the step only where none repeats.
+  // A whole script found there once only is the measured pass's double (the
+  // same arguments twice): its own loop's step is sought, and the whole
+  // recording stays the step only where none repeats. (A bracketed step
+  // measured once stays whole: its identical layers are no steps.)
   const int64_t half = static_cast<int64_t>(mea.size()) / 2;
-  const bool once = direct.ok() && direct->repetitions.size() == 1;
+  const bool once = whole_script && direct.ok() && direct->repetitions.size() == 1;
   if (direct.ok() && !once && Covered(*direct) >= half) return direct;
   // A recording of several iterations (a whole script with --steps 3): its
   // first may differ from the rest (an optimizer creating its state). Each
@@ -356,6 +358,17 @@ Result<StepAlignment> AlignSteps(const std::vector<int>& rec, const std::vector<
         at = r.begin;
         break;
       }
+    // So is the first iteration where it differs from the others by no more
+    // than a repetition may (a library's first-call set-up: cuDNN's workspace
+    // memsets): the first iteration then is the step on both sides of a diff,
+    // where each side alone might pick another.
+    if (const auto first = own.repetitions.front(); at != first.begin) {
+      auto early = AlignOnce(std::vector<int>(rec.begin() + first.begin, rec.begin() + first.end), mea, what);
+      if (early.ok() && static_cast<double>(Covered(*early)) >= static_cast<double>(covered) * (1 - kMaxMissing)) {
+        again = std::move(early);
+        at = first.begin;
+      }
+    }
     again->step_begin += at;
     again->step_end += at;
     for (int64_t& r : again->recorded_of)

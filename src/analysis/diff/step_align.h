@@ -41,12 +41,14 @@ struct StepAlignment {
 // kernel). Where the recording holds several iterations of its own and the
 // first differs (an optimizer creating its state), the first iteration
 // identical to its last is the step, if that explains more of the measured
-// pass. Fails, naming what it
+// pass. `whole_script`: both are whole runs of a script (set-up, its loop, a
+// summary), so a recording found only once in the measured pass (the same
+// arguments twice) is still cut to its loop's step. Fails, naming what it
 // found, when the measured sequence holds no repetition of any step of the
 // recorded one. `what` names the items in messages ("operators", "kernels
 // and copies").
 Result<StepAlignment> AlignSteps(const std::vector<int>& recorded, const std::vector<int>& measured,
-                                 const std::string& what);
+                                 const std::string& what, bool whole_script = false);
 
 // The common pairs (index in a, index in b) of a longest common subsequence
 // of a and b, in order.
