@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import sqlite3
+import subprocess
 import sys
 import time
 
@@ -54,6 +55,16 @@ def record_torch(fn, args, path, energy, repeat, fingerprints, device):
                 fn(*args)
             if device != "cpu":
                 torch.cuda.synchronize()
+
+
+def record_each_side(script, out, sides, args):
+    """Runs `script OUT ARGS --side S` for each side S in a process of its own (a
+    process-wide flag, or the first program a process runs being timed slower),
+    then compacts OUT/S.mgt."""
+    for side in sides:
+        subprocess.run([sys.executable, script, out, *args, "--side", side], check=True)
+        compact(os.path.join(out, side + ".mgt"))
+        print(f"wrote {os.path.join(out, side + '.mgt')}")
 
 
 def compact(path):

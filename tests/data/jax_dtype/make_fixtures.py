@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -52,12 +51,9 @@ def main(argv=None) -> int:
     if a.side:
         record(os.path.join(a.out, a.side + ".mgt"), a.side == "x64", a.repeat)
         return 0
-    from make_fixtures import compact
+    from make_fixtures import record_each_side
 
-    for side in ("x64", "x32"):
-        subprocess.run([sys.executable, __file__, a.out, "--repeat", str(a.repeat), "--side", side], check=True)
-        compact(os.path.join(a.out, side + ".mgt"))
-        print(f"wrote {os.path.join(a.out, side + '.mgt')}")
+    record_each_side(__file__, a.out, ("x64", "x32"), ["--repeat", str(a.repeat)])
     return 0
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -56,12 +55,9 @@ def main(argv=None) -> int:
     if a.side:
         record(os.path.join(a.out, a.side + ".mgt"), a.side == "library", a.calls)
         return 0
-    from make_fixtures import compact
+    from make_fixtures import record_each_side
 
-    for side in ("manual", "library"):
-        subprocess.run([sys.executable, __file__, a.out, "--calls", str(a.calls), "--side", side], check=True)
-        compact(os.path.join(a.out, side + ".mgt"))
-        print(f"wrote {os.path.join(a.out, side + '.mgt')}")
+    record_each_side(__file__, a.out, ("manual", "library"), ["--calls", str(a.calls)])
     return 0
 
 
