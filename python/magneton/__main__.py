@@ -211,7 +211,7 @@ def main(argv=None) -> int:
     steps = None
     if args.passes != "both":  # the whole script is one run: the diff cuts its loop's step out of it
         rec.set_info("whole_script", "true")
-    if args.passes == "both":
+    else:
         from magneton.script_steps import ScriptSteps
 
         native = rec._native
