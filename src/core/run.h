@@ -285,10 +285,14 @@ struct Run {
   }
 };
 
-// A recording pass: its values were fingerprinted (kFingerprintsKey).
-inline bool Fingerprinted(const Run& run) {
-  auto it = run.info.extra.find(kFingerprintsKey);
+// A RunInfo extra entry that is a flag: "true", else absent or off.
+inline bool ExtraFlag(const Run& run, const char* key) {
+  auto it = run.info.extra.find(key);
   return it != run.info.extra.end() && it->second == "true";
 }
+// A recording pass: its values were fingerprinted (kFingerprintsKey).
+inline bool Fingerprinted(const Run& run) { return ExtraFlag(run, kFingerprintsKey); }
+// A whole script's run, set-up and summary included (kWholeScriptKey).
+inline bool WholeScript(const Run& run) { return ExtraFlag(run, kWholeScriptKey); }
 
 }  // namespace magneton

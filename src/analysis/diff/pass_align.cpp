@@ -72,11 +72,6 @@ void CountOutside(const StepAlignment& s, PassAlignment& out, const std::vector<
   out.recording_steps = s.recording_steps;
 }
 
-bool WholeScript(const Run& run) {
-  auto it = run.info.extra.find(kWholeScriptKey);
-  return it != run.info.extra.end() && it->second == "true";
-}
-
 Result<PassAlignment> ByOperators(const Run& recorded, const Run& measured) {
   Tokens tokens;
   std::vector<int> rec, mea;
