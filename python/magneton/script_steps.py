@@ -21,7 +21,9 @@ has run NESTED_STEPS iterations in one pass of the outer loop (batches, not
 epochs), or when the outer loop's iteration ends with no operator run after
 the inner loop (an epoch of a few batches). Where operators did run there,
 the inner loop is part of the outer loop's step (micro-batches accumulated
-before one optimizer step) and the outer loop is judged instead. The caller
+before one optimizer step) and the outer loop is judged instead. A nested loop
+that runs with gradients off inside a loop whose body calls backward() is an
+evaluation run from the training loop and is passed over. The caller
 can name another loop's line. The step loop's first two iterations (of a nested one: those before
 it was taken) are warm-up (autotuning, lazy initialization, the allocator
 settling); each of its later iterations is one step.
@@ -75,7 +77,7 @@ class ScriptSteps:
         self.loop: Optional[tuple] = None  # (code, loop head) of the step loop once found
         self.iterations = 0                # of the step loop, since it was found
         self._ended: dict = {}             # loop -> operator count when its last iteration ended
-        self._in_model: set = set()        # loops found running inside a Module's call, or in an outer step
+        self._passed_over: set = set()     # loops that are no step: in a Module's call, an outer step, an evaluation
         self._pending: Optional[_Nested] = None  # a qualifying loop nested in another, not yet taken
         self._tool: Optional[int] = None
         self._params = 0                   # parameters registered by modules built so far
@@ -145,7 +147,7 @@ class ScriptSteps:
         if self.line is not None and (_line_of(code, destination) != self.line or
                                       not _same_file(code.co_filename, self.file)):
             return None
-        if loop in self._in_model:
+        if loop in self._passed_over:
             return None
         if self._pending is not None and self._nested_jump(loop):
             return None
@@ -157,12 +159,14 @@ class ScriptSteps:
                                            and now[1] == before[1])
         if enough and self.line is None and (_inside_module(sys._getframe(1)) or
                                              _over_modules(sys._getframe(1), code, destination)):
-            self._in_model.add(loop)
+            self._passed_over.add(loop)
             return None
         if before is not None and enough and self._pending is None:
             outer = set() if self.line is not None else _enclosing_loops(sys._getframe(1), offset, destination,
                                                                          self._is_users)
-            if outer:
+            if outer and _evaluation_in_training(outer):
+                self._passed_over.add(loop)
+            elif outer:
                 self._pending = _Nested(loop, outer, 2, now[0])
             else:
                 self._choose(loop, 2)
@@ -180,7 +184,7 @@ class ScriptSteps:
             return True
         if loop in p.outer:
             if self.counted_ops() > p.ops:  # the outer step's own work after the inner loop: an optimizer step
-                self._in_model.add(p.loop)
+                self._passed_over.add(p.loop)
                 self._pending = None
             else:  # a pass of few iterations (an epoch of a few batches): the inner loop is the step
                 p.take_next = True
@@ -250,15 +254,36 @@ def _back_edges(code: types.CodeType) -> tuple:
 def _enclosing_loops(frame, offset: int, head: int, is_users: Callable) -> set:
     """The user's loops, as (code, head), that enclose the loop at `head` whose iteration
     just ended at `offset` in `frame`: in its own function, and around the calls that
-    led to it in the user's callers."""
+    led to it in the user's callers, through installed code between them (a decorator's
+    wrapper such as torch.no_grad's)."""
     code = frame.f_code
     out = {(code, t) for o, t in _back_edges(code) if t < head and o > offset}
     frame = frame.f_back
-    while frame is not None and is_users(frame.f_code):
-        at = frame.f_lasti
-        out |= {(frame.f_code, t) for o, t in _back_edges(frame.f_code) if t <= at < o}
+    while frame is not None:
+        if is_users(frame.f_code):
+            at = frame.f_lasti
+            out |= {(frame.f_code, t) for o, t in _back_edges(frame.f_code) if t <= at < o}
         frame = frame.f_back
     return out
+
+
+def _evaluation_in_training(outer: set) -> bool:
+    """Whether the loop whose iteration just ended runs with gradients off inside one of the
+    user's loops (`outer`) whose body calls backward(): an evaluation run from the training
+    loop (nanoGPT's estimate_loss every eval_interval steps, the first included), not the step."""
+    torch = sys.modules.get("torch")
+    if torch is None or torch.is_grad_enabled():
+        return False
+    return any(_calls_backward(code, head) for code, head in outer)
+
+
+@functools.lru_cache(maxsize=256)
+def _calls_backward(code: types.CodeType, head: int) -> bool:
+    """Whether the body of the loop at `head` names `backward` (`loss.backward()`,
+    `scaler.scale(loss).backward()`, `accelerator.backward(loss)`) in its own code."""
+    end = max((o for o, t in _back_edges(code) if t == head), default=head)
+    return any(head <= ins.offset <= end and ins.argval == "backward" and ins.opname in ("LOAD_ATTR", "LOAD_METHOD")
+               for ins in dis.get_instructions(code))
 
 
 def _installed_dirs() -> tuple:

@@ -567,3 +567,55 @@ def test_micro_batches_accumulated_before_one_optimizer_step_are_part_of_the_ste
     p = _record_script(script, tmp_path / "g.mgt")
     micro = _line_of(source, "# the micro-batches")
     assert p.returncode == 0 and f"accum.py:{micro} (main)" in p.stderr, p.stderr
+
+
+def test_an_evaluation_called_from_the_training_loop_is_not_the_step(tmp_path):
+    # nanoGPT's shape: the training loop calls an evaluation every few
+    # iterations, the first included, whose loop of forward passes with
+    # gradients off qualifies before the training loop has run twice. A loop
+    # without gradients inside one whose body calls backward() is passed over.
+    script = tmp_path / "nano.py"
+    source = textwrap.dedent("""
+        import torch
+        torch.manual_seed(0)
+        torch.set_num_threads(1)
+        model = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.GELU(), torch.nn.Linear(64, 64),
+                                    torch.nn.GELU(), torch.nn.Linear(64, 16))
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        data = torch.randn(32, 8, 16)
+
+        @torch.no_grad()
+        def estimate_loss():
+            model.eval()
+            out = {}
+            for split in ("train", "val"):
+                losses = torch.zeros(12)
+                for k in range(12):                                          # the evaluation
+                    x = data[k]
+                    losses[k] = (model(x) - x).square().mean()
+                out[split] = losses.mean()
+            model.train()
+            return out
+
+        it = 0
+        while True:
+            if it % 20 == 0:                                                 # the training loop
+                print(it, estimate_loss())
+            x = data[it % 32]
+            loss = (model(x) - x).square().mean()
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            it += 1
+            if it == 50:
+                break
+    """)
+    script.write_text(source)
+    p = _record_script(script, tmp_path / "n.mgt")
+    assert p.returncode == 0 and "--step-line" not in p.stderr, p.stderr
+    assert f"nano.py:{_line_of(source, '# the training loop')} (<module>)" in p.stderr, p.stderr
+    # The same evaluation in a script that trains nothing is its step.
+    script.write_text(source.replace("loss.backward()", "pass"))
+    p = _record_script(script, tmp_path / "n.mgt")
+    assert p.returncode == 0 and f"nano.py:{_line_of(source, '# the evaluation')} (estimate_loss)" in p.stderr, \
+        p.stderr
