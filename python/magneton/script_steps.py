@@ -4,7 +4,8 @@ the script's code objects and every module that is not installed (neither
 the standard library nor site-packages: the `engine.py` beside a `train.py`
 that calls its `train_one_epoch`). A jump in installed code (torch,
 transformers, ...) is switched off at its first event, so libraries run
-untouched after their first pass.
+untouched after their first pass, unless they drive the steps from outside
+any loop of the user's (a Trainer's train(): library_loops.py adopts them).
 
 A loop's iteration ends where its body jumps back to the loop's head. The
 script's step loop is the first loop whose iteration runs at least
@@ -40,6 +41,7 @@ import time
 import types
 from typing import Callable, Optional
 
+from magneton.library_loops import LibraryLoops
 from magneton.monitoring import claim_tool
 
 MIN_OPS_PER_STEP = 10
@@ -83,6 +85,8 @@ class ScriptSteps:
         self._params = 0                   # parameters registered by modules built so far
         self._params_hook = None
         self._times = [0.0, 0.0, 0.0]      # monotonic seconds: the loop found, its last iteration's end, stop()
+        # Installed loops that drive the steps where no loop of the user's encloses them (a Trainer's).
+        self._library = LibraryLoops(self._is_users, _back_edges, counted_ops)
 
     def start(self) -> bool:
         """Starts watching; False when no sys.monitoring tool id is free (or Python < 3.12)."""
@@ -97,6 +101,8 @@ class ScriptSteps:
             self._params_hook = register(self._parameter_registered)
         mon.register_callback(self._tool, mon.events.JUMP, self._jump)
         mon.set_events(self._tool, mon.events.JUMP)
+        if self.line is None:
+            self._library.start()
         return True
 
     def _parameter_registered(self, module, name, param):
@@ -109,6 +115,7 @@ class ScriptSteps:
 
     def stop(self) -> None:
         self._times[2] = time.monotonic()
+        self._library.stop()
         self._stop_counting_parameters()
         mon = getattr(sys, "monitoring", None)
         if mon is None or self._tool is None:
@@ -132,7 +139,7 @@ class ScriptSteps:
         return mine
 
     def _jump(self, code, offset, destination):
-        if not self._is_users(code) or os.getpid() != self._pid:
+        if os.getpid() != self._pid or not (self._is_users(code) or (code, destination) in self._library.adopted):
             return sys.monitoring.DISABLE  # installed code, or a forked worker's: this jump never calls again
         if destination >= offset:  # forward: not the end of an iteration
             return None
@@ -163,7 +170,7 @@ class ScriptSteps:
             return None
         if before is not None and enough and self._pending is None:
             outer = set() if self.line is not None else _enclosing_loops(sys._getframe(1), offset, destination,
-                                                                         self._is_users)
+                                                                         self._watched)
             if outer and _evaluation_in_training(outer):
                 self._passed_over.add(loop)
             elif outer:
@@ -171,6 +178,9 @@ class ScriptSteps:
             else:
                 self._choose(loop, 2)
         return None
+
+    def _watched(self, loop) -> bool:
+        return self._is_users(loop[0]) or loop in self._library.adopted
 
     def _nested_jump(self, loop) -> bool:
         """A jump while a nested loop waits to be taken; True when it is handled."""
@@ -191,6 +201,7 @@ class ScriptSteps:
         return False
 
     def _choose(self, loop, iterations: int) -> None:
+        self._library.found()
         self._stop_counting_parameters()
         self.loop = loop
         self.iterations = iterations
@@ -245,26 +256,25 @@ class _Nested:
         self.take_next = False
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=1024)
 def _back_edges(code: types.CodeType) -> tuple:
     """(offset, target) of every backward jump in `code`: the ends of its loops' iterations."""
     return tuple((ins.offset, ins.argval) for ins in dis.get_instructions(code) if ins.opname == "JUMP_BACKWARD")
 
 
-def _enclosing_loops(frame, offset: int, head: int, is_users: Callable) -> set:
-    """The user's loops, as (code, head), that enclose the loop at `head` whose iteration
+def _enclosing_loops(frame, offset: int, head: int, watched: Callable) -> set:
+    """The watched loops, as (code, head), that enclose the loop at `head` whose iteration
     just ended at `offset` in `frame`: in its own function, and around the calls that
-    led to it in the user's callers, through installed code between them (a decorator's
-    wrapper such as torch.no_grad's)."""
+    led to it in its callers, through code between them that is not watched (a
+    decorator's wrapper such as torch.no_grad's)."""
     code = frame.f_code
     out = {(code, t) for o, t in _back_edges(code) if t < head and o > offset}
     frame = frame.f_back
     while frame is not None:
-        if is_users(frame.f_code):
-            at = frame.f_lasti
-            out |= {(frame.f_code, t) for o, t in _back_edges(frame.f_code) if t <= at < o}
+        at = frame.f_lasti
+        out |= {(frame.f_code, t) for o, t in _back_edges(frame.f_code) if t <= at < o}
         frame = frame.f_back
-    return out
+    return {loop for loop in out if watched(loop)}
 
 
 def _evaluation_in_training(outer: set) -> bool:

@@ -619,3 +619,29 @@ def test_an_evaluation_called_from_the_training_loop_is_not_the_step(tmp_path):
     p = _record_script(script, tmp_path / "n.mgt")
     assert p.returncode == 0 and f"nano.py:{_line_of(source, '# the evaluation')} (estimate_loss)" in p.stderr, \
         p.stderr
+
+
+def test_a_trainers_loop_is_found_where_the_script_has_none(tmp_path):
+    # Transformers' Trainer: the script calls train() outside any loop of its
+    # own, and the steps loop inside the installed library. The loops that
+    # enclose the running code in most stack samples are watched from then on.
+    pytest.importorskip("accelerate")
+    script = tmp_path / "hf_trainer.py"
+    script.write_text(textwrap.dedent("""
+        import sys, torch
+        from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainingArguments
+
+        torch.manual_seed(0)
+        torch.set_num_threads(1)
+        model = GPT2LMHeadModel(GPT2Config(n_layer=2, n_embd=64, n_head=2, vocab_size=256, n_positions=64))
+        data = [{"input_ids": ids, "labels": ids} for ids in torch.randint(0, 256, (64, 32))]
+        args = TrainingArguments(output_dir=sys.argv[1], max_steps=150, per_device_train_batch_size=4,
+                                 logging_steps=10**6, save_strategy="no", report_to=[], use_cpu=True,
+                                 disable_tqdm=True)
+        Trainer(model=model, args=args, train_dataset=data).train()
+    """))
+    p = _record_script(script, tmp_path / "t.mgt", args=(str(tmp_path / "out"),))
+    assert p.returncode == 0 and "no loop" not in p.stderr, p.stderr
+    assert "trainer.py:" in p.stderr and "(_run_epoch)" in p.stderr, p.stderr
+    doc = _diff(str(tmp_path / "t.mgt"), str(tmp_path / "t.mgt"))
+    assert doc["summary"]["regions"] > 0 and not [f for f in doc["findings"] if f["verdict"] == "waste"], doc["notes"]
