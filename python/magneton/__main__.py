@@ -232,6 +232,8 @@ def main(argv=None) -> int:
         steps.stop()
         if steps.loop is not None:
             rec.set_info("step_loop", steps.describe(short=True))
+        if steps.sampled:
+            rec.set_info("step_loop_sampled", "true")
     try:
         rec.__exit__(None, None, None)
     except Exception as e:  # noqa: BLE001 - the program's status wins; say what was lost
@@ -249,7 +251,7 @@ def main(argv=None) -> int:
                "--pass measured")
         sys.stderr.write(f"magneton: record: {args.output}: {which} ran three times or more in {file}, so there is no "
                          f"step to record ({how})\n")
-    elif steps is not None and (hint := steps.inner_loop_hint() or steps.early_loop_hint()):
+    elif steps is not None and (hint := steps.sampled_hint() or steps.inner_loop_hint() or steps.early_loop_hint()):
         sys.stderr.write(f"magneton: record: {args.output}: {hint}\n")
     if args.verbose and not (steps is not None and steps.loop is None):
         s = rec.summary or {}

@@ -278,20 +278,25 @@ double NormalizeHostTime(const Run& a, const Run& b, const CostModel& ca, const 
 
 // The loops the one-command route took for the runs' steps (RunInfo extra
 // "step_loop"), where little of the iterations matched: one side's step may
-// be a loop inside the other's (rows against a batch).
+// be a loop inside the other's (rows against a batch), or a library's loop
+// found by sampling ("step_loop_sampled") may have recorded another
+// iteration of a training on each side (other weights, other values).
 std::optional<std::string> StepLoopsNote(const Run& a, const Run& b, const DiffReport& report) {
   auto loop = [](const Run& r) {
     auto it = r.info.extra.find("step_loop");
-    return it == r.info.extra.end() ? std::string("not found by it") : it->second;
+    if (it == r.info.extra.end()) return std::string("not found by it");
+    return r.info.extra.count("step_loop_sampled") ? it->second + ", found by sampling" : it->second;
   };
   if (!a.info.extra.count("step_loop") && !b.info.extra.count("step_loop")) return std::nullopt;
   if (!report.regions.empty() && std::min(report.matched_share_a, report.matched_share_b) >= kLowMatchedShare)
     return std::nullopt;
+  const bool sampled = a.info.extra.count("step_loop_sampled") || b.info.extra.count("step_loop_sampled");
   return fmt::format(
       "the steps, as `python -m magneton record` found them: a {}, b {}; if they are not the same step of the "
-      "program (one a loop inside the other's), record again naming the loop that drives the steps "
+      "program (one a loop inside the other's{}), record again naming the loop that drives the steps "
       "(--step-line FILE:N)",
-      loop(a), loop(b));
+      loop(a), loop(b),
+      sampled ? ", or different iterations of a training where the loop was found by sampling" : "");
 }
 
 // Seconds per iteration in the top-level calls named `scope` (a compiled call's measured time).
