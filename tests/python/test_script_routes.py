@@ -397,9 +397,9 @@ def test_the_step_loop_may_live_in_a_module_of_the_users_project(tmp_path):
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--step-line train.py:x" in p.stderr, p.stderr
 
 
-def test_a_step_loop_inside_an_installed_library_is_taken_when_its_line_is_named(tmp_path):
+def test_a_step_loop_inside_an_installed_library_is_taken_when_named_or_found_by_sampling(tmp_path):
     # A script whose loop is a library's (a Trainer's train()): not watched by
-    # default, so the command says there is no step; --step-line FILE:N names it.
+    # default, so a short one leaves no step; --step-line FILE:N names it.
     lib = tmp_path / "site-packages"
     lib.mkdir()
     (lib / "looplib.py").write_text(textwrap.dedent("""
@@ -429,6 +429,18 @@ def test_a_step_loop_inside_an_installed_library_is_taken_when_its_line_is_named
     p = record("--step-line", f"looplib.py:{line}")
     assert p.returncode == 0, p.stderr
     assert f"looplib.py:{line} (fit), 6 iterations" in p.stderr, p.stderr
+    # Run for seconds, the library's loop is found by sampling, and named.
+    (tmp_path / "run.py").write_text((tmp_path / "run.py").read_text().replace(", 6)", ", 6000)"))
+    p = record("--steps", "20")
+    assert p.returncode == 0 and f"looplib.py:{line} (fit)" in p.stderr and "found by sampling" in p.stderr, p.stderr
+    # Called from a loop of the script's, the script's loop drives the steps: nothing is sampled.
+    (tmp_path / "run.py").write_text((tmp_path / "run.py").read_text().replace(
+        "looplib.fit(", "for epoch in range(3):                                               # epochs\n    looplib.fit(")
+        .replace(", 6000)", ", 1000)"))
+    p = record("--steps", "20")
+    epochs = _line_of((tmp_path / "run.py").read_text(), "# epochs")
+    assert p.returncode == 0 and f"run.py:{epochs} (<module>)" in p.stderr, p.stderr
+    assert "found by sampling" not in p.stderr, p.stderr
 
 
 def test_a_loop_over_layers_in_a_plain_function_is_not_the_step(tmp_path):
