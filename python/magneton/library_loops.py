@@ -52,6 +52,12 @@ class LibraryLoops:
             self._sampler.join()
 
     def _run(self) -> None:
+        try:
+            self._sample()
+        except Exception:  # noqa: BLE001 - a frame torn down under the sampler: stop sampling, quietly
+            pass
+
+    def _sample(self) -> None:
         window: collections.deque = collections.deque(maxlen=WINDOW)
         ops = self._counted_ops()
         while not self._done.wait(SAMPLE_S):
