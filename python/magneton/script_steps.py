@@ -224,14 +224,15 @@ class ScriptSteps:
 
     def sampled_hint(self) -> Optional[str]:
         """A line when the step loop was found by sampling: which of its iterations is recorded
-        depends on timing, so two runs may record different steps of a training."""
+        depends on timing, so two runs may record different ones."""
         if not self.sampled:
             return None
         code, head = self.loop
         where = os.path.join(*code.co_filename.split(os.sep)[-2:])
         return (f"the step loop, {self.describe(short=True)}, is a library's, found by sampling once it had run a "
-                f"while: which iteration is recorded depends on timing, so two runs can hold different steps of a "
-                f"training; --step-line {where}:{_line_of(code, head)} records the same one in both")
+                f"while: which iteration is recorded depends on timing, so two runs can hold different ones (a later "
+                f"training step, a later decoding position); --step-line {where}:{_line_of(code, head)} records the "
+                f"same one in both")
 
     def inner_loop_hint(self) -> Optional[str]:
         """A line when the step loop looks like a loop inside each step: its

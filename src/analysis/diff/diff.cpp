@@ -296,7 +296,8 @@ std::optional<std::string> StepLoopsNote(const Run& a, const Run& b, const DiffR
       "program (one a loop inside the other's{}), record again naming the loop that drives the steps "
       "(--step-line FILE:N)",
       loop(a), loop(b),
-      sampled ? ", or different iterations of a training where the loop was found by sampling" : "");
+      sampled ? ", or different iterations of a loop found by sampling: a later training step, a later decoding "
+                "position" : "");
 }
 
 // Seconds per iteration in the top-level calls named `scope` (a compiled call's measured time).
