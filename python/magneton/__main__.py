@@ -217,8 +217,17 @@ def main(argv=None) -> int:
         native = rec._native
         native.count_ops(True)
 
+        said = []
+
         def on_step():
             native.count_ops(False)
+            if not said:  # the loop is found: say which, before the script's long run goes on
+                said.append(True)
+                measured = f"the next {args.steps}" if args.steps > 0 else "every later one"
+                first = "the next" if args.warmup == 2 else f"after {args.warmup - 2} more warm-up iterations, one"
+                sys.stderr.write(f"magneton: record: step loop: {steps.describe(short=True)}"
+                                 f"{', found by sampling' if steps.sampled else ''}; {first} is recorded with "
+                                 f"values, {measured} measured\n")
             rec.step()
 
         steps = ScriptSteps(code, native.counted_ops, on_step, args.step_line)

@@ -109,6 +109,9 @@ def test_warmup_and_steps_choose_which_iterations_are_recorded(tmp_path):
     for gelu, out in (("tanh", "a.mgt"), ("fused", "b.mgt")):
         p = _record(tmp_path, out, "--warmup", "5", "--steps", "3", gelu=gelu)
         assert p.returncode == 0, p.stderr
+        # Said once the loop is found, while the script runs on.
+        assert (f"step loop: the loop at prog.py:{LOOP_LINE} (<module>); after 3 more warm-up iterations, one is "
+                "recorded with values, the next 3 measured") in p.stderr, p.stderr
     doc = _diff(str(tmp_path / "a.mgt"), str(tmp_path / "b.mgt"))
     assert doc["runs"]["a"]["measured_repeats"] == 3
     _check_gelu_waste(doc)
