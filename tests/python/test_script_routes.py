@@ -660,7 +660,7 @@ def test_a_trainers_loop_is_found_where_the_script_has_none(tmp_path):
     assert "trainer.py:" in p.stderr and "(_run_epoch)" in p.stderr, p.stderr
     # Found by sampling, its recorded iteration depends on timing: the command
     # names the loop for recording the same iteration in both runs.
-    hint = [ln for ln in p.stderr.splitlines() if "found by sampling" in ln]
+    hint = [ln for ln in p.stderr.splitlines() if "found by sampling" in ln and "--step-line" in ln]
     assert len(hint) == 1, p.stderr
     line = hint[0].rpartition("--step-line ")[2].split()[0]
     assert line.startswith("transformers/trainer.py:"), hint
