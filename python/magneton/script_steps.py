@@ -22,7 +22,9 @@ has run NESTED_STEPS iterations in one pass of the outer loop (batches, not
 epochs), or when the outer loop's iteration ends with no operator run after
 the inner loop (an epoch of a few batches). Where operators did run there,
 the inner loop is part of the outer loop's step (micro-batches accumulated
-before one optimizer step) and the outer loop is judged instead. A nested loop
+before one optimizer step) and the outer loop is judged instead; so it is
+where an optimizer steps in some of the inner loop's iterations only (the
+last micro-batch's, as in Transformers' Trainer). A nested loop
 that runs with gradients off inside a loop whose body calls backward() is an
 evaluation run from the training loop and is passed over. The caller
 can name another loop's line. The step loop's first two iterations (of a nested one: those before
@@ -83,7 +85,8 @@ class ScriptSteps:
         self._pending: Optional[_Nested] = None  # a qualifying loop nested in another, not yet taken
         self._tool: Optional[int] = None
         self._params = 0                   # parameters registered by modules built so far
-        self._params_hook = None
+        self._optimizer_steps = 0          # optimizer steps taken so far (torch's global step hook)
+        self._hooks: list = []             # torch's hook handles, removed once the loop is found
         self._times = [0.0, 0.0, 0.0]      # monotonic seconds: the loop found, its last iteration's end, stop()
         # Installed loops that drive the steps where no loop of the user's encloses them (a Trainer's).
         self._library = LibraryLoops(self._is_users, _back_edges, counted_ops)
@@ -95,10 +98,14 @@ class ScriptSteps:
             return False
         mon = sys.monitoring
         torch = sys.modules.get("torch")
-        register = getattr(torch.nn.modules.module, "register_module_parameter_registration_hook", None) \
-            if torch is not None else None
-        if register is not None:  # torch >= 2.0
-            self._params_hook = register(self._parameter_registered)
+        if torch is not None:  # torch >= 2.0 has both global hooks
+            for register, hook in ((getattr(torch.nn.modules.module, "register_module_parameter_registration_hook",
+                                            None), self._parameter_registered),
+                                   (getattr(sys.modules.get("torch.optim.optimizer"),
+                                            "register_optimizer_step_post_hook", None),
+                                    self._optimizer_stepped)):
+                if register is not None:
+                    self._hooks.append(register(hook))
         mon.register_callback(self._tool, mon.events.JUMP, self._jump)
         mon.set_events(self._tool, mon.events.JUMP)
         if self.line is None:
@@ -108,15 +115,18 @@ class ScriptSteps:
     def _parameter_registered(self, module, name, param):
         self._params += 1
 
-    def _stop_counting_parameters(self) -> None:
-        if self._params_hook is not None:
-            self._params_hook.remove()
-            self._params_hook = None
+    def _optimizer_stepped(self, optimizer, args, kwargs):
+        self._optimizer_steps += 1
+
+    def _remove_hooks(self) -> None:
+        for handle in self._hooks:
+            handle.remove()
+        self._hooks = []
 
     def stop(self) -> None:
         self._times[2] = time.monotonic()
         self._library.stop()
-        self._stop_counting_parameters()
+        self._remove_hooks()
         mon = getattr(sys, "monitoring", None)
         if mon is None or self._tool is None:
             return
@@ -174,7 +184,7 @@ class ScriptSteps:
             if outer and _evaluation_in_training(outer):
                 self._passed_over.add(loop)
             elif outer:
-                self._pending = _Nested(loop, outer, 2, now[0])
+                self._pending = _Nested(loop, outer, 2, now[0], self._optimizer_steps)
             else:
                 self._choose(loop, 2)
         return None
@@ -188,21 +198,32 @@ class ScriptSteps:
         if loop == p.loop:
             p.iterations += 1
             p.ops = self.counted_ops()
+            p.stepped.append(self._optimizer_steps > p.optimizer_steps)
+            p.optimizer_steps = self._optimizer_steps
             if p.take_next or p.iterations >= NESTED_STEPS:
                 self._pending = None
-                self._choose(loop, p.iterations)
+                if any(p.stepped) and not all(p.stepped):
+                    # An optimizer step in some of its iterations only (a Trainer's micro-batches,
+                    # the last of which steps it): part of the outer loop's step.
+                    self._passed_over.add(loop)
+                else:
+                    self._choose(loop, p.iterations)
             return True
         if loop in p.outer:
             if self.counted_ops() > p.ops:  # the outer step's own work after the inner loop: an optimizer step
                 self._passed_over.add(p.loop)
                 self._pending = None
-            else:  # a pass of few iterations (an epoch of a few batches): the inner loop is the step
-                p.take_next = True
+                return False
+            # A pass of few iterations (an epoch of a few batches): the inner loop is the step, once
+            # a whole pass was seen where a training steps an optimizer (a partial pass may hold only
+            # the last of several micro-batches, the one that steps it).
+            p.take_next = p.whole or self._optimizer_steps == 0
+            p.whole = True
         return False
 
     def _choose(self, loop, iterations: int) -> None:
         self._library.found()
-        self._stop_counting_parameters()
+        self._remove_hooks()
         self.loop = loop
         self.iterations = iterations
         self._times[0] = self._times[1] = time.monotonic()
@@ -268,8 +289,11 @@ class ScriptSteps:
 class _Nested:
     """A qualifying loop nested in others of the user's loops, watched until it is taken or passed over."""
 
-    def __init__(self, loop: tuple, outer: set, iterations: int, ops: int):
+    def __init__(self, loop: tuple, outer: set, iterations: int, ops: int, optimizer_steps: int):
         self.loop, self.outer, self.iterations, self.ops = loop, outer, iterations, ops
+        self.optimizer_steps = optimizer_steps  # the count at its last iteration's end
+        self.stepped: list = []  # per iteration since: whether an optimizer stepped in it
+        self.whole = False       # whether a whole pass of the outer loop was seen
         self.take_next = False
 
 

@@ -576,6 +576,14 @@ def test_micro_batches_accumulated_before_one_optimizer_step_are_part_of_the_ste
     p = _record_script(script, tmp_path / "g.mgt")
     assert p.returncode == 0 and "--step-line" not in p.stderr, p.stderr
     assert f"accum.py:{line} (main), 10 iterations" in p.stderr, p.stderr
+    # The optimizer stepped in the last micro-batch's iteration, as Transformers'
+    # Trainer does: only some iterations step it, so the outer loop is still the step.
+    last = source.replace("        opt.step()\n", "").replace(
+        ").backward()\n", ").backward()\n            if micro == 3:\n                opt.step()\n")
+    assert last.count("opt.step()") == 1 and "if micro == 3" in last
+    script.write_text(last)
+    p = _record_script(script, tmp_path / "g.mgt")
+    assert p.returncode == 0 and f"accum.py:{line} (main)" in p.stderr, p.stderr
     # Without the optimizer after it, the inner loop is the step again (an
     # epoch of a few batches is no step).
     script.write_text(source.replace("opt.step()", "pass"))
