@@ -229,7 +229,7 @@ def test_steps_of_different_loops_are_named_when_nothing_matches(tmp_path):
 
 
 CAST_SCRIPT = PRELUDE + textwrap.dedent("""
-    data = [torch.randn(64, 256) for _ in range(4)]
+    data = [torch.randn(512, 256) for _ in range(4)]  # large enough that float64 costs more than load noise
     w = torch.randn(256, 256) / 16
     total = 0.0
     with torch.no_grad():
