@@ -279,8 +279,8 @@ double NormalizeHostTime(const Run& a, const Run& b, const CostModel& ca, const 
 // The loops the one-command route took for the runs' steps (RunInfo extra
 // "step_loop"), where little of the iterations matched: one side's step may
 // be a loop inside the other's (rows against a batch), or a library's loop
-// found by sampling ("step_loop_sampled") may have recorded another
-// iteration of a training on each side (other weights, other values).
+// found by sampling ("step_loop_sampled") may have recorded another of its
+// iterations on each side (a later training step, a later decoding position).
 std::optional<std::string> StepLoopsNote(const Run& a, const Run& b, const DiffReport& report) {
   auto loop = [](const Run& r) {
     auto it = r.info.extra.find("step_loop");
