@@ -30,10 +30,10 @@ SHARE = 0.6     # of the samples in the window taken while operators ran
 class LibraryLoops:
     """Samples the stack of the thread that constructs it until stop() or found()."""
 
-    def __init__(self, is_users: Callable, back_edges: Callable, counted_ops: Callable[[], int]):
+    def __init__(self, is_users: Callable, loops_at: Callable, counted_ops: Callable[[], int]):
         self.adopted: frozenset = frozenset()  # (code, loop head) of installed loops watched as the user's
         self._is_users = is_users
-        self._back_edges = back_edges
+        self._loops_at = loops_at  # (code, offset) -> the loops of code whose body holds it
         self._counted_ops = counted_ops
         self._thread_id = threading.get_ident()
         self._done = threading.Event()
@@ -80,8 +80,8 @@ class LibraryLoops:
         where one of the user's loops encloses it (a sample of no use here)."""
         loops = set()
         while frame is not None:
-            code, at = frame.f_code, frame.f_lasti
-            around = {(code, t) for o, t in self._back_edges(code) if t <= at < o}
+            code = frame.f_code
+            around = self._loops_at(code, frame.f_lasti)
             if self._is_users(code):
                 if around:
                     return None

@@ -89,7 +89,7 @@ class ScriptSteps:
         self._hooks: list = []             # torch's hook handles, removed once the loop is found
         self._times = [0.0, 0.0, 0.0]      # monotonic seconds: the loop found, its last iteration's end, stop()
         # Installed loops that drive the steps where no loop of the user's encloses them (a Trainer's).
-        self._library = LibraryLoops(self._is_users, _back_edges, counted_ops)
+        self._library = LibraryLoops(self._is_users, _loops_at, counted_ops)
 
     def start(self) -> bool:
         """Starts watching; False when no sys.monitoring tool id is free (or Python < 3.12)."""
@@ -149,7 +149,7 @@ class ScriptSteps:
         return mine
 
     def _jump(self, code, offset, destination):
-        if os.getpid() != self._pid or not (self._is_users(code) or (code, destination) in self._library.adopted):
+        if os.getpid() != self._pid or not self._watched((code, destination)):
             return sys.monitoring.DISABLE  # installed code, or a forked worker's: this jump never calls again
         if destination >= offset:  # forward: not the end of an iteration
             return None
@@ -312,10 +312,14 @@ def _enclosing_loops(frame, offset: int, head: int, watched: Callable) -> set:
     out = {(code, t) for o, t in _back_edges(code) if t < head and o > offset}
     frame = frame.f_back
     while frame is not None:
-        at = frame.f_lasti
-        out |= {(frame.f_code, t) for o, t in _back_edges(frame.f_code) if t <= at < o}
+        out |= _loops_at(frame.f_code, frame.f_lasti)
         frame = frame.f_back
     return {loop for loop in out if watched(loop)}
+
+
+def _loops_at(code: types.CodeType, at: int) -> set:
+    """The loops of `code`, as (code, head), whose body holds the instruction at offset `at`."""
+    return {(code, t) for o, t in _back_edges(code) if t <= at < o}
 
 
 def _evaluation_in_training(outer: set) -> bool:
