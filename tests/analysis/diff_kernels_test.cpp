@@ -185,6 +185,39 @@ TEST(DiffKernels, ASynchronizeInALaunchBoundStepIsNotWhyTheDeviceWaits) {
   EXPECT_FALSE(has("explicit-synchronize")) << Dump(*r);
 }
 
+// A launch-bound step (the host takes 60 us per launch) against the same
+// step run back to back, as a captured CUDA graph runs it, whose side also
+// launches a copy kernel of its own before each layer's second GEMM. At those
+// places the costlier side runs nothing the other lacks: what it spends more
+// is the device waiting for its launches, one cause with every other place's
+// wait, so the step's waits are one timeline finding that holds them all.
+TEST(DiffKernels, ALaunchBoundStepsWaitsAreOneFindingWhereTheOtherSideRunsMore) {
+  Variant slow_host, graph;
+  slow_host.launch_ns = 60'000;
+  graph.extra_kernel = true;
+  auto r = DiffPrograms(slow_host, 10, graph, 10, WithRules());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->waste_count(), 1) << Dump(*r);
+  const Finding& f = *Top(*r);
+  EXPECT_EQ(f.costly, 'a');
+  EXPECT_EQ(f.evidence_class(), EvidenceClass::kTimeline) << Dump(*r);
+  EXPECT_TRUE(Contains(f.label, "the device waiting at")) << f.label;
+  // The places where b launches its copy kernel are in it, not a kernels finding of their own.
+  EXPECT_TRUE(Contains(f.evidence.front().summary, "the device waits for its work")) << f.evidence.front().summary;
+  for (const auto& other : r->findings)
+    EXPECT_FALSE(other.verdict == Verdict::kWaste && other.evidence_class() == EvidenceClass::kKernels) << Dump(*r);
+  // A costlier side with a kernel of its own there is costlier by it: the kernels lead.
+  Variant slow_extra = slow_host;
+  slow_extra.extra_kernel = true;
+  slow_extra.gemm_ns = graph.gemm_ns;
+  auto own = DiffPrograms(slow_extra, 10, {}, 10, WithRules());
+  ASSERT_TRUE(own.ok()) << own.error().message;
+  EXPECT_TRUE(std::any_of(own->findings.begin(), own->findings.end(), [](const Finding& g) {
+    return g.verdict == Verdict::kWaste && g.costly == 'a' && g.evidence_class() == EvidenceClass::kKernels &&
+           Names(g.evidence.front().only_a, "direct_copy_kernel");
+  })) << Dump(*own);
+}
+
 TEST(DiffKernels, ASynchronizingCallWithAStackIsNamedWithItsLine) {
   // `record --stacks` walks the stack at synchronizing calls too: the innermost
   // frame outside CUDA's libraries names the code that makes the host wait.

@@ -22,7 +22,7 @@ struct KernelProgram {
   int64_t host = 1'000'000;    // the host's clock: where the next API call starts
   int64_t device = 1'000'000;  // when the device is free again
   int64_t correlation = 1;
-  static constexpr int64_t kLaunchNs = 4'000;  // host time per launch call
+  int64_t launch_ns = 4'000;                     // host time per launch call
   static constexpr int64_t kLatencyNs = 6'000;  // launch to device
 
   explicit KernelProgram(const std::string& command) {
@@ -59,7 +59,7 @@ struct KernelProgram {
     k.grid[1] = k.grid[2] = 1;
     k.block[0] = block;
     k.block[1] = k.block[2] = 1;
-    k.correlation = Api("cudaLaunchKernel_v7000", kLaunchNs);
+    k.correlation = Api("cudaLaunchKernel_v7000", launch_ns);
     std::tie(k.start_ns, k.end_ns) = Place(ns);
     run.kernels.push_back(k);
   }
@@ -68,7 +68,7 @@ struct KernelProgram {
     t.id = static_cast<int64_t>(run.transfers.size());
     t.kind = kind;
     t.bytes = bytes;
-    t.correlation = Api("cudaMemcpyAsync_v3020", kLaunchNs);
+    t.correlation = Api("cudaMemcpyAsync_v3020", launch_ns);
     std::tie(t.start_ns, t.end_ns) = Place(ns);
     run.transfers.push_back(t);
   }
@@ -105,6 +105,7 @@ struct Variant {
   int32_t norm_grid = 128;
   int layers = 4;
   double kernel_scale = 1.0;  // every kernel's time: under 0.5 the host's launches (4 us) bound the step
+  int64_t launch_ns = 4'000;  // the host's time per launch: a slow host (Python between launches) bounds the step
 };
 
 inline void Step(KernelProgram& p, const Variant& v, bool warm_up) {
@@ -135,6 +136,7 @@ inline void Step(KernelProgram& p, const Variant& v, bool warm_up) {
 // Set-up (weights to the device), a warm-up step, `steps` steps, a summary.
 inline Run Program(const std::string& command, const Variant& v, int steps) {
   KernelProgram p(command);
+  p.launch_ns = v.launch_ns;
   p.Copy("HtoD", 1 << 20, 50'000);
   p.Kernel("fill_kernel", 3'000);
   p.Sync(300'000);

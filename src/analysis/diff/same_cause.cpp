@@ -198,8 +198,15 @@ Finding Fold(const std::vector<const Finding*>& group, bool energy) {
                  : fmt::format("the device waiting at {} places in the step, the largest: {}", n, f.label);
   f.why = fmt::format("{:.1f}% more {} at {} places in the step, each holding over the repetitions, time {:+.1f}%",
                       f.cost_delta_pct, energy ? "energy" : "time", n, f.time_delta_pct);
-  e.summary = fmt::format("the same device work; the device waits for it {} more per iteration on {} ({} against {}), "
+  // A place where the lean side also runs work of its own joins by its wait (root_cause.cpp).
+  const bool same_work = std::none_of(group.begin(), group.end(), [](const Finding* g) {
+    return std::any_of(g->evidence.begin(), g->evidence.end(), [](const Evidence& x) {
+      return x.kind == EvidenceClass::kOperators || x.kind == EvidenceClass::kKernels;
+    });
+  });
+  e.summary = fmt::format("{}the device waits for {} {} more per iteration on {} ({} against {}), "
                           "at {} places in the step; at the largest: {}",
+                          same_work ? "the same device work; " : "", same_work ? "it" : "its work",
                           Duration(hi.wait_seconds - lo.wait_seconds), f.costly, Duration(hi.wait_seconds),
                           Duration(lo.wait_seconds), n, e.summary);
   for (const auto& p : e.params)
