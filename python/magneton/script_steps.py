@@ -25,8 +25,9 @@ the inner loop is part of the outer loop's step (micro-batches accumulated
 before one optimizer step) and the outer loop is judged instead; so it is
 where an optimizer steps in some of the inner loop's iterations only (the
 last micro-batch's, as in Transformers' Trainer). A nested loop
-that runs with gradients off inside a loop whose body calls backward() is an
-evaluation run from the training loop and is passed over. The caller
+that runs with gradients off inside a loop whose body calls backward() (itself,
+or through the user's functions it calls by name) is an evaluation run from
+the training loop and is passed over. The caller
 can name another loop's line. The step loop's first two iterations (of a nested one: those before
 it was taken) are warm-up (autotuning, lazy initialization, the allocator
 settling); each of its later iterations is one step.
@@ -181,7 +182,7 @@ class ScriptSteps:
         if before is not None and enough and self._pending is None:
             outer = set() if self.line is not None else _enclosing_loops(sys._getframe(1), offset, destination,
                                                                          self._watched)
-            if outer and _evaluation_in_training(outer):
+            if outer and _evaluation_in_training(outer, sys._getframe(1)):
                 self._passed_over.add(loop)
             elif outer:
                 self._pending = _Nested(loop, outer, 2, now[0], self._optimizer_steps)
@@ -322,23 +323,49 @@ def _loops_at(code: types.CodeType, at: int) -> set:
     return {(code, t) for o, t in _back_edges(code) if t <= at < o}
 
 
-def _evaluation_in_training(outer: set) -> bool:
-    """Whether the loop whose iteration just ended runs with gradients off inside one of the
-    user's loops (`outer`) whose body calls backward(): an evaluation run from the training
-    loop (nanoGPT's estimate_loss every eval_interval steps, the first included), not the step."""
+def _evaluation_in_training(outer: set, frame) -> bool:
+    """Whether the loop whose iteration just ended (in `frame`) runs with gradients off inside
+    one of the user's loops (`outer`) that trains: an evaluation run from the training loop
+    (nanoGPT's estimate_loss every eval_interval steps, the first included), not the step."""
     torch = sys.modules.get("torch")
     if torch is None or torch.is_grad_enabled():
         return False
-    return any(_calls_backward(code, head) for code, head in outer)
+    while frame is not None:
+        code = frame.f_code
+        if any(_trains(code, head, frame.f_globals) for c, head in outer if c is code):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _trains(code: types.CodeType, head: int, names: dict, depth: int = 2) -> bool:
+    """Whether the body of the loop at `head` calls backward() (`loss.backward()`,
+    `scaler.scale(loss).backward()`, `accelerator.backward(loss)`), in its own code or in
+    the user's functions it calls by name (`train_step(...)`), `depth` calls deep.
+    `names`: the globals the body's names resolve in."""
+    end = max((o for o, t in _back_edges(code) if t == head), default=head)
+    called = _names_in(code, head, end)
+    if "backward" in called:
+        return True
+    if depth == 0:
+        return False
+    for name in called:
+        fn = names.get(name)
+        fn_code = getattr(fn, "__code__", None)
+        if fn_code is not None and users_file(fn_code.co_filename) and \
+                _trains(fn_code, 0, getattr(fn, "__globals__", {}), depth - 1):
+            return True
+    return False
 
 
 @functools.lru_cache(maxsize=256)
-def _calls_backward(code: types.CodeType, head: int) -> bool:
-    """Whether the body of the loop at `head` names `backward` (`loss.backward()`,
-    `scaler.scale(loss).backward()`, `accelerator.backward(loss)`) in its own code."""
-    end = max((o for o, t in _back_edges(code) if t == head), default=head)
-    return any(head <= ins.offset <= end and ins.argval == "backward" and ins.opname in ("LOAD_ATTR", "LOAD_METHOD")
-               for ins in dis.get_instructions(code))
+def _names_in(code: types.CodeType, head: int, end: int) -> frozenset:
+    """The global and attribute names loaded between offsets `head` and `end` of `code`
+    (the whole code where `end` is at or before `head`)."""
+    whole = end <= head
+    return frozenset(ins.argval for ins in dis.get_instructions(code)
+                     if (whole or head <= ins.offset <= end) and isinstance(ins.argval, str)
+                     and ins.opname in ("LOAD_ATTR", "LOAD_METHOD", "LOAD_GLOBAL", "LOAD_NAME"))
 
 
 def _installed_dirs() -> tuple:

@@ -637,6 +637,15 @@ def test_an_evaluation_called_from_the_training_loop_is_not_the_step(tmp_path):
     p = _record_script(script, tmp_path / "n.mgt")
     assert p.returncode == 0 and "--step-line" not in p.stderr, p.stderr
     assert f"nano.py:{_line_of(source, '# the training loop')} (<module>)" in p.stderr, p.stderr
+    # The same with the training step in a function of its own (backward() in the callee).
+    callee = source.replace("\nit = 0\n", "\ndef train_step(x):\n"
+                            "    (model(x) - x).square().mean().backward()\n\nit = 0\n")
+    callee = callee.replace("    loss = (model(x) - x).square().mean()\n    loss.backward()\n", "    train_step(x)\n")
+    assert "train_step(x)\n" in callee and "loss.backward()" not in callee
+    script.write_text(callee)
+    p = _record_script(script, tmp_path / "n.mgt")
+    assert p.returncode == 0 and f"nano.py:{_line_of(callee, '# the training loop')} (<module>)" in p.stderr, \
+        p.stderr
     # The same evaluation in a script that trains nothing is its step.
     script.write_text(source.replace("loss.backward()", "pass"))
     p = _record_script(script, tmp_path / "n.mgt")
