@@ -186,6 +186,8 @@ class ScriptSteps:
                 self._passed_over.add(loop)
             elif outer:
                 self._pending = _Nested(loop, outer, 2, now[0], self._optimizer_steps)
+                frame = sys._getframe(1)
+                self._pending.trains = torch_grad_enabled() and _trains(code, destination, frame.f_globals)
             else:
                 self._choose(loop, 2)
         return None
@@ -202,6 +204,10 @@ class ScriptSteps:
             p.stepped.append(self._optimizer_steps > p.optimizer_steps)
             p.optimizer_steps = self._optimizer_steps
             if p.take_next or p.iterations >= NESTED_STEPS:
+                if not p.take_next and p.trains and not p.whole and not any(p.stepped):
+                    # Gradients accumulated over many micro-batches before an optimizer step
+                    # (nanoGPT's 40): whether it steps after them shows at the outer loop's end.
+                    return True
                 self._pending = None
                 if any(p.stepped) and not all(p.stepped):
                     # An optimizer step in some of its iterations only (a Trainer's micro-batches,
@@ -296,6 +302,7 @@ class _Nested:
         self.stepped: list = []  # per iteration since: whether an optimizer stepped in it
         self.whole = False       # whether a whole pass of the outer loop was seen
         self.take_next = False
+        self.trains = False      # whether its body calls backward() with gradients on
 
 
 @functools.lru_cache(maxsize=1024)
@@ -323,12 +330,16 @@ def _loops_at(code: types.CodeType, at: int) -> set:
     return {(code, t) for o, t in _back_edges(code) if t <= at < o}
 
 
+def torch_grad_enabled() -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and torch.is_grad_enabled()
+
+
 def _evaluation_in_training(outer: set, frame) -> bool:
     """Whether the loop whose iteration just ended (in `frame`) runs with gradients off inside
     one of the user's loops (`outer`) that trains: an evaluation run from the training loop
     (nanoGPT's estimate_loss every eval_interval steps, the first included), not the step."""
-    torch = sys.modules.get("torch")
-    if torch is None or torch.is_grad_enabled():
+    if torch_grad_enabled() or "torch" not in sys.modules:
         return False
     while frame is not None:
         code = frame.f_code

@@ -584,6 +584,15 @@ def test_micro_batches_accumulated_before_one_optimizer_step_are_part_of_the_ste
     script.write_text(last)
     p = _record_script(script, tmp_path / "g.mgt")
     assert p.returncode == 0 and f"accum.py:{line} (main)" in p.stderr, p.stderr
+    # Many micro-batches (nanoGPT accumulates 40) run more iterations than a
+    # nested loop needs to be taken: one whose body calls backward() with no
+    # optimizer step yet waits for the outer iteration's end all the same.
+    many = source.replace("range(10)", "range(3)").replace("range(4)", "range(12)").replace(
+        "data[step * 4 + micro]", "data[micro]").replace("/ 4)", "/ 12)")
+    assert "range(12)" in many and "data[micro]" in many
+    script.write_text(many)
+    p = _record_script(script, tmp_path / "g.mgt")
+    assert p.returncode == 0 and f"accum.py:{line} (main), 3 iterations" in p.stderr, p.stderr
     # Without the optimizer after it, the inner loop is the step again (an
     # epoch of a few batches is no step).
     script.write_text(source.replace("opt.step()", "pass"))
