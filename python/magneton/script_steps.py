@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dis
 import functools
+import inspect
 import os
 import sys
 import sysconfig
@@ -187,7 +188,7 @@ class ScriptSteps:
             elif outer:
                 self._pending = _Nested(loop, outer, 2, now[0], self._optimizer_steps)
                 frame = sys._getframe(1)
-                self._pending.trains = torch_grad_enabled() and _trains(code, destination, frame.f_globals)
+                self._pending.trains = torch_grad_enabled() and _trains(code, destination, frame)
             else:
                 self._choose(loop, 2)
         return None
@@ -343,17 +344,28 @@ def _evaluation_in_training(outer: set, frame) -> bool:
         return False
     while frame is not None:
         code = frame.f_code
-        if any(_trains(code, head, frame.f_globals) for c, head in outer if c is code):
+        if any(_trains(code, head, frame) for c, head in outer if c is code):
             return True
         frame = frame.f_back
     return False
 
 
-def _trains(code: types.CodeType, head: int, names: dict, depth: int = 2) -> bool:
+def _trains(code: types.CodeType, head: int, frame, depth: int = 2) -> bool:
     """Whether the body of the loop at `head` calls backward() (`loss.backward()`,
     `scaler.scale(loss).backward()`, `accelerator.backward(loss)`), in its own code or in
-    the user's functions it calls by name (`train_step(...)`), `depth` calls deep.
-    `names`: the globals the body's names resolve in."""
+    the user's functions and methods it calls by name (`train_step(x)`,
+    `self.training_step(batch)`), `depth` calls deep. `frame`: the loop's, where its
+    names resolve; methods on the objects of the user's classes its function holds."""
+    owners = []
+    if code.co_flags & inspect.CO_NEWLOCALS:
+        for value in frame.f_locals.values():
+            kind = type(value)
+            if kind not in owners and users_file(getattr(sys.modules.get(kind.__module__), "__file__", None) or ""):
+                owners.append(kind)
+    return _calls_backward(code, head, frame.f_globals, owners, depth)
+
+
+def _calls_backward(code: types.CodeType, head: int, names: dict, owners: list, depth: int) -> bool:
     end = max((o for o, t in _back_edges(code) if t == head), default=head)
     called = _names_in(code, head, end)
     if "backward" in called:
@@ -362,9 +374,14 @@ def _trains(code: types.CodeType, head: int, names: dict, depth: int = 2) -> boo
         return False
     for name in called:
         fn = names.get(name)
+        for kind in owners if fn is None else ():  # a method: looked up without running descriptors
+            fn = inspect.getattr_static(kind, name, None)
+            if fn is not None:
+                break
+        fn = getattr(fn, "__func__", fn)
         fn_code = getattr(fn, "__code__", None)
         if fn_code is not None and users_file(fn_code.co_filename) and \
-                _trains(fn_code, 0, getattr(fn, "__globals__", {}), depth - 1):
+                _calls_backward(fn_code, 0, getattr(fn, "__globals__", {}), owners, depth - 1):
             return True
     return False
 

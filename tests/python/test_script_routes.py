@@ -655,6 +655,17 @@ def test_an_evaluation_called_from_the_training_loop_is_not_the_step(tmp_path):
     p = _record_script(script, tmp_path / "n.mgt")
     assert p.returncode == 0 and f"nano.py:{_line_of(callee, '# the training loop')} (<module>)" in p.stderr, \
         p.stderr
+    # And in a method the loop calls on its object.
+    method = callee.replace("def train_step(x):", "class Steps:\n    def train_step(self, x):").replace(
+        "    (model(x) - x).square().mean().backward()", "        (model(x) - x).square().mean().backward()")
+    method = method.replace("\nit = 0\n", "\ndef run(steps):\n    it = 0\n").replace(
+        "    train_step(x)\n", "    steps.train_step(x)\n")
+    body = method[method.index("def run(steps):\n    it = 0\n") + len("def run(steps):\n    it = 0\n"):]
+    method = method.replace(body, textwrap.indent(body, "    ") + "\nrun(Steps())\n")
+    script.write_text(method)
+    p = _record_script(script, tmp_path / "n.mgt")
+    assert p.returncode == 0 and f"nano.py:{_line_of(method, '# the training loop')} (run)" in p.stderr, \
+        p.stderr + method
     # The same evaluation in a script that trains nothing is its step.
     script.write_text(source.replace("loss.backward()", "pass"))
     p = _record_script(script, tmp_path / "n.mgt")
