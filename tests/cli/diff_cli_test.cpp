@@ -317,6 +317,23 @@ TEST(DiffCli, AFileOfBothPassesThatDoNotMatchIsNamed) {
   EXPECT_EQ(r.err.rfind("magneton: " + path + ": measured pass of run a", 0), 0u) << r.err;
 }
 
+// A run file that holds nothing (a script whose step loop was not found: the
+// one-command route still writes its file): named, not asked for passes.
+TEST(DiffCli, ARunOfNothingIsNamed) {
+  auto rec = LoadRun(kData + "gelu_new.mgt");
+  ASSERT_TRUE(rec.ok());
+  magneton::Run empty;
+  empty.info = rec->info;
+  empty.info.command = "python jx.py";
+  const std::string path = (TempDir() / "nothing.mgt").string();
+  ASSERT_TRUE(SaveRun(empty, path, true).ok());
+  CommandResult r = Magneton("diff " + kData + "gelu_new.mgt " + path);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.err, "magneton: " + path +
+                       ": run b holds no operators, kernels, copies or ranges: nothing was recorded (`python jx.py`), "
+                       "so there is nothing to compare\n");
+}
+
 // The main-job command, live: records with the project's Python on this machine.
 TEST(DiffCli, DemoRecordsDiffsAndWritesTheReports) {
   const char* py = std::getenv("MAGNETON_PYTHON");

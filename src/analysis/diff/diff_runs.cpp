@@ -106,6 +106,15 @@ bool MostKernelsUnlinked(const Run& run) {
 
 Result<DiffReport> DiffRuns(const Run& a, const Run& b, const Run* measured_a, const Run* measured_b,
                             const DiffOptions& options) {
+  // A run of nothing (a script whose step loop was not found, a program that ran no GPU work
+  // under `record --`): say so rather than what its absent passes would have needed.
+  for (auto [side, run, measured] : {std::tuple{'a', &a, measured_a}, std::tuple{'b', &b, measured_b}})
+    if (run->ops.empty() && run->kernels.empty() && run->transfers.empty() && run->ranges.empty() &&
+        (!measured || (measured->ops.empty() && measured->kernels.empty())))
+      return MakeError(ErrorCode::kInvalidArgument,
+                       fmt::format("run {} holds no operators, kernels, copies or ranges: nothing was recorded "
+                                   "(`{}`), so there is nothing to compare",
+                                   side, run->info.command));
   if (MatchesByRanges(a, b)) return DiffRanges(a, b, measured_a, measured_b, options);
   if (MatchesByKernels(a, b)) return DiffKernels(a, b, measured_a, measured_b, options, "");
   MatchOptions match_options;
