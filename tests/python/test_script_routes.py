@@ -707,3 +707,25 @@ def test_a_trainers_loop_is_found_where_the_script_has_none(tmp_path):
     assert p.returncode == 0 and "found by sampling" not in p.stderr, p.stderr
     # Watched from its first iteration: all 150 steps but the one its first jump starts counting from.
     assert f"trainer.py:{line.rpartition(':')[2]} (_run_epoch), 149 iterations" in p.stderr, p.stderr
+
+
+def test_the_two_pass_route_of_a_gpu_script_costs_the_iteration_its_values_matched_in(tmp_path):
+    # Recorded on an H100 (2026-12-07, scripts/gpu/kernel_diff.sh with ROUTE=twopass):
+    # scripts/gpu/gpt2_script.py, eager against sdpa attention, `--pass recording ...
+    # --iters 3` and `--pass measured ... --iters 150`. The three recorded forwards compute
+    # the same values; matching pairs them layer by layer in the second (the first's
+    # one-time set-up crosses its dataflow), so that forward is the step costed, and the
+    # attention of the 12 layers is the top finding (before: the first forward, one region).
+    import tarfile
+    with tarfile.open(ROOT / "tests/data/diff/gpu/gpt2_attention_twopass.tar.xz") as tar:
+        tar.extractall(tmp_path, filter="data")
+    runs = tmp_path / "runs"
+    p = subprocess.run([_magneton(), "diff", str(runs / "eager.mgt"), str(runs / "sdpa.mgt"),
+                        "--measured-a", str(runs / "eager-m.mgt"), "--measured-b", str(runs / "sdpa-m.mgt"),
+                        "--json"], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 1, p.stderr
+    report = json.loads(p.stdout)
+    top = report["findings"][0]
+    assert top["costly"] == "a" and top["evidence"][0]["kind"] == "operators", top["label"]
+    assert "aten::_scaled_dot_product_cudnn_attention" in top["label"] and len(top["regions"]) == 12, top["label"]
+    assert 15 < top["saved_pct_of_run"] < 35, top["saved_pct_of_run"]

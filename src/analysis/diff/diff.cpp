@@ -165,8 +165,20 @@ Status MeasuredOnBothOrNeither(const DiffInput& a, const DiffInput& b) {
   return Status::Ok();
 }
 
+// By op id of one side's run (nested ops too, by their top-level ancestor): its matched region, or -1.
+std::vector<int32_t> RegionOfOps(const Run& run, const MatchResult& matched, char side) {
+  std::vector<int32_t> out(run.ops.size(), -1);
+  for (size_t r = 0; r < matched.regions.size(); ++r)
+    for (int64_t op : side == 'a' ? matched.regions[r].ops_a : matched.regions[r].ops_b)
+      if (op >= 0 && op < static_cast<int64_t>(out.size())) out[static_cast<size_t>(op)] = static_cast<int32_t>(r);
+  for (const Op& op : run.ops)  // ops come after their parents: one pass reaches the top
+    if (op.parent != kNone && op.parent < op.id) out[static_cast<size_t>(op.id)] = out[static_cast<size_t>(op.parent)];
+  return out;
+}
+
 // Aligns each side's measured pass, if any, and says where costs come from.
-Status UseMeasuredPasses(const DiffInput& in, char side, const std::optional<UntracedSteps>& untraced, CostModel& cost,
+Status UseMeasuredPasses(const DiffInput& in, char side, const MatchResult& matched,
+                         const std::optional<UntracedSteps>& untraced, CostModel& cost,
                          std::vector<std::string>& notes) {
   if (!in.measured) {
     if (Fingerprinted(*in.run))
@@ -181,7 +193,8 @@ Status UseMeasuredPasses(const DiffInput& in, char side, const std::optional<Unt
     cost.UseMeasuredPass(*in.measured, *in.measured_energy, *in.alignment, program_seconds);
     return Status::Ok();
   }
-  auto alignment = AlignPasses(*in.run, *in.measured);
+  const std::vector<int32_t> regions = RegionOfOps(*in.run, matched, side);
+  auto alignment = AlignPasses(*in.run, *in.measured, &regions);
   if (!alignment.ok())
     return MakeError(ErrorCode::kInvalidArgument,
                      fmt::format("measured pass of run {}: {}", side, alignment.error().message));
@@ -588,8 +601,8 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
   DiffReport report;
   report.options = options;
   CostModel ca(a, *in_a.energy), cb(b, *in_b.energy);
-  MAGNETON_RETURN_IF_ERROR(UseMeasuredPasses(in_a, 'a', options.untraced_a, ca, report.notes));
-  MAGNETON_RETURN_IF_ERROR(UseMeasuredPasses(in_b, 'b', options.untraced_b, cb, report.notes));
+  MAGNETON_RETURN_IF_ERROR(UseMeasuredPasses(in_a, 'a', matched, options.untraced_a, ca, report.notes));
+  MAGNETON_RETURN_IF_ERROR(UseMeasuredPasses(in_b, 'b', matched, options.untraced_b, cb, report.notes));
   MAGNETON_RETURN_IF_ERROR(MeasuredOnBothOrNeither(in_a, in_b));
   report.matched_by_range = matched.by_range_name;
   report.matched_by_kernels = matched.by_kernels;

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -72,7 +74,19 @@ void CountOutside(const StepAlignment& s, PassAlignment& out, const std::vector<
   out.recording_steps = s.recording_steps;
 }
 
-Result<PassAlignment> ByOperators(const Run& recorded, const Run& measured) {
+// The number of distinct matched regions the ops at recorded positions [begin, end) lie in.
+StepPreference ByRegions(const std::vector<int32_t>* region_of_op, std::function<int64_t(int64_t)> op_at) {
+  if (!region_of_op) return nullptr;
+  return [region_of_op, op_at = std::move(op_at)](int64_t begin, int64_t end) {
+    std::set<int32_t> regions;
+    for (int64_t i = begin; i < end; ++i)
+      if (const int64_t op = op_at(i); op >= 0 && op < static_cast<int64_t>(region_of_op->size()))
+        if (const int32_t r = (*region_of_op)[static_cast<size_t>(op)]; r >= 0) regions.insert(r);
+    return static_cast<int64_t>(regions.size());
+  };
+}
+
+Result<PassAlignment> ByOperators(const Run& recorded, const Run& measured, const std::vector<int32_t>* region_of_op) {
   Tokens tokens;
   std::vector<int> rec, mea;
   std::vector<std::string> names;
@@ -81,7 +95,8 @@ Result<PassAlignment> ByOperators(const Run& recorded, const Run& measured) {
     mea.push_back(tokens(OpSignature(measured, op)));
     names.push_back(op.name);
   }
-  auto steps = AlignSteps(rec, mea, "operators", WholeScript(recorded));
+  auto steps = AlignSteps(rec, mea, "operators", WholeScript(recorded),
+                          ByRegions(region_of_op, [](int64_t i) { return i; }));
   if (!steps.ok()) return steps.error();
   PassAlignment out;
   CountOutside(*steps, out, names);
@@ -114,7 +129,8 @@ Result<PassAlignment> ByOperators(const Run& recorded, const Run& measured) {
   return out;
 }
 
-Result<PassAlignment> ByDeviceWork(const Run& recorded, const Run& measured) {
+Result<PassAlignment> ByDeviceWork(const Run& recorded, const Run& measured,
+                                   const std::vector<int32_t>* region_of_op) {
   std::vector<DeviceWork> rec_work = DeviceWorkInLaunchOrder(recorded), mea_work = DeviceWorkInLaunchOrder(measured);
   if (rec_work.empty())
     return MakeError(ErrorCode::kInvalidArgument,
@@ -129,7 +145,11 @@ Result<PassAlignment> ByDeviceWork(const Run& recorded, const Run& measured) {
     mea.push_back(tokens(DeviceWorkKey(measured, w)));
     names.push_back(w.kernel ? measured.kernels[w.id].name : "copy " + measured.transfers[w.id].kind);
   }
-  auto steps = AlignSteps(rec, mea, "kernels and copies", WholeScript(recorded));
+  auto op_at = [&](int64_t i) {
+    const DeviceWork& w = rec_work[static_cast<size_t>(i)];
+    return w.kernel ? recorded.kernels[w.id].op : recorded.transfers[w.id].op;
+  };
+  auto steps = AlignSteps(rec, mea, "kernels and copies", WholeScript(recorded), ByRegions(region_of_op, op_at));
   if (!steps.ok()) return steps.error();
   PassAlignment out;
   out.by_device_work = true;
@@ -153,11 +173,12 @@ Result<PassAlignment> ByDeviceWork(const Run& recorded, const Run& measured) {
 
 }  // namespace
 
-Result<PassAlignment> AlignPasses(const Run& recorded, const Run& measured) {
+Result<PassAlignment> AlignPasses(const Run& recorded, const Run& measured, const std::vector<int32_t>* region_of_op) {
   // A measured pass with operators aligns by them; only kernels, by the device work.
   bool measured_has_ops = std::any_of(measured.ops.begin(), measured.ops.end(),
                                       [](const Op& op) { return op.framework != "nvtx"; });
-  return measured_has_ops ? ByOperators(recorded, measured) : ByDeviceWork(recorded, measured);
+  return measured_has_ops ? ByOperators(recorded, measured, region_of_op)
+                          : ByDeviceWork(recorded, measured, region_of_op);
 }
 
 }  // namespace magneton::analysis

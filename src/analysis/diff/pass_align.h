@@ -59,6 +59,11 @@ std::string MostUnaligned(const PassAlignment& alignment, size_t n = 3);
 // Fails, naming what differs, when the measured pass does not repeat the
 // recording's step, or when a measured pass without operators meets a
 // recording without kernels (recorded by an older Magneton).
-Result<PassAlignment> AlignPasses(const Run& recorded, const Run& measured);
+// `region_of_op`, where given: by recorded op id (nested ops too), the
+// matched region it lies in, or -1. Of a recording's iterations that can be
+// the step, the one whose operators lie in the most regions is taken
+// (step_align.h, `prefer`).
+Result<PassAlignment> AlignPasses(const Run& recorded, const Run& measured,
+                                  const std::vector<int32_t>* region_of_op = nullptr);
 
 }  // namespace magneton::analysis

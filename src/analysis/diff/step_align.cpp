@@ -321,7 +321,7 @@ int64_t Covered(const StepAlignment& al) {
 }  // namespace
 
 Result<StepAlignment> AlignSteps(const std::vector<int>& rec, const std::vector<int>& mea, const std::string& what,
-                                 bool whole_script) {
+                                 bool whole_script, const StepPreference& prefer) {
   if (rec.empty()) return MakeError(ErrorCode::kInvalidArgument, fmt::format("the recording holds no {}", what));
   auto direct = AlignOnce(rec, mea, what);
   // Repeats through most of the measured pass: the recording is one step (or
@@ -362,12 +362,21 @@ Result<StepAlignment> AlignSteps(const std::vector<int>& rec, const std::vector<
     // than a repetition may (a library's first-call set-up: cuDNN's workspace
     // memsets): the first iteration then is the step on both sides of a diff,
     // where each side alone might pick another.
+    const int64_t len = last.end - last.begin;
+    Result<StepAlignment> same = *again;
     if (const auto first = own.repetitions.front(); at != first.begin) {
       auto early = AlignOnce(std::vector<int>(rec.begin() + first.begin, rec.begin() + first.end), mea, what);
       if (early.ok() && static_cast<double>(Covered(*early)) >= static_cast<double>(covered) * (1 - kMaxMissing)) {
         again = std::move(early);
         at = first.begin;
       }
+    }
+    if (prefer) {  // the caller's choice among the iterations that can be the step
+      int64_t score = prefer(at, at == own.repetitions.front().begin ? own.repetitions.front().end : at + len);
+      for (const auto& r : own.repetitions)
+        if (r.begin != at && r.end - r.begin == len &&
+            std::equal(rec.begin() + r.begin, rec.begin() + r.end, rec.begin() + last.begin))
+          if (const int64_t s = prefer(r.begin, r.end); s > score) score = s, at = r.begin, again = same;
     }
     again->step_begin += at;
     again->step_end += at;

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,8 +48,18 @@ struct StepAlignment {
 // found, when the measured sequence holds no repetition of any step of the
 // recorded one. `what` names the items in messages ("operators", "kernels
 // and copies").
+//
+// `prefer` scores a stretch [begin, end) of the recorded sequence as the step:
+// of the recording's iterations that can be the step (those identical to its
+// last, and a first one that differs little), the highest score wins, ties
+// going by the rule above. The diff scores by the regions the value matching
+// found there: where iterations compute the same values, the matching may
+// pair them in another iteration than the first (one whose dataflow the
+// first's one-time set-up does not cross), and the step must be where it did.
+using StepPreference = std::function<int64_t(int64_t begin, int64_t end)>;
 Result<StepAlignment> AlignSteps(const std::vector<int>& recorded, const std::vector<int>& measured,
-                                 const std::string& what, bool whole_script = false);
+                                 const std::string& what, bool whole_script = false,
+                                 const StepPreference& prefer = nullptr);
 
 // The common pairs (index in a, index in b) of a longest common subsequence
 // of a and b, in order.
