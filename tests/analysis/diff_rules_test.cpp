@@ -97,6 +97,34 @@ TEST(DiffRules, AllConditionsMustHoldAndConfigFillsTheTemplate) {
   EXPECT_TRUE(MatchRules(*rules, no_op).empty());
 }
 
+// Shipped rules seen on real pairs: Transformers' Trainer with adamw_torch
+// against adamw_torch_fused (H100, 2026-12-07), whose foreach AdamW also reads
+// its step counters from host memory, which is no copy.
+TEST(DiffRules, AFusedOptimizerIsNamedAndPageableMemoryOnlyForCopies) {
+  auto rules = LoadRulesDir(std::string(MAGNETON_TEST_DATA) + "/../../rules");
+  ASSERT_TRUE(rules.ok()) << rules.error().message;
+  auto ids = [&](const RuleSubject& s) {
+    std::vector<std::string> out;
+    for (const auto& m : MatchRules(*rules, s)) out.push_back(m.hit.id);
+    return out;
+  };
+  RuleSubject adam;
+  adam.evidence = EvidenceClass::kOperators;
+  adam.costly = 'a';
+  adam.costly_ops = {"aten::_foreach_lerp_", "aten::_foreach_mul_", "aten::_foreach_addcdiv_"};
+  adam.lean_ops = {"aten::_fused_adamw_"};
+  EXPECT_EQ(ids(adam), std::vector<std::string>{"optimizer-not-fused"});
+  adam.lean_ops = {"aten::_foreach_add_"};  // no fused step on the leaner side: another cause
+  EXPECT_TRUE(ids(adam).empty());
+  RuleSubject args;
+  args.evidence = EvidenceClass::kArguments;
+  args.costly = 'a';
+  args.costly_params = {"aten::_foreach_add_ input 0 memory=pageable"};
+  EXPECT_TRUE(ids(args).empty());
+  args.costly_params = {"aten::copy_ input 1 memory=pageable"};
+  EXPECT_EQ(ids(args), std::vector<std::string>{"pageable-host-memory"});
+}
+
 // The shipped timeline rules on the parameters timeline evidence carries:
 // each names one cause, and only on the side that costs more.
 TEST(DiffRules, TimelineRulesNameTheCauseOnTheCostlierSide) {
