@@ -1,5 +1,6 @@
 """The configuration snapshot stored in a run (Run.config): settings that
-steer which kernels run and how precisely, read at record time, so a diff can
+steer which kernels run and how precisely, read when a recording starts and when
+it stops (the program as it ran: a script sets its flags after the start), so a diff can
 name the flag that differs between two runs (docs/recording.md)."""
 
 from __future__ import annotations

@@ -393,6 +393,12 @@ class record:  # noqa: N801 - used like a function, as torch.profiler.profile
             capture.stop()
         self._compiled_calls.stop()
         hold = self._idle_hold_now() if self.untraced_from is None else 0.0  # else held where tracing stopped
+        # The configuration as the program ran: a whole script recorded from its first line
+        # sets its flags after the recording began (allow_tf32 = ... at its top).
+        for key, value in config_snapshot.snapshot().items():
+            if self.config.get(key) != value:
+                self.config[key] = value
+                self._native.set_config(key, value)
         native, self._native = self._native, None
         self.summary = native.stop(idle_hold_s=hold)
         if capture is not None and exc_type is None:

@@ -49,6 +49,22 @@ def test_config_snapshot_reflects_flags(tmp_path, monkeypatch):
     assert on["version.torch"] == torch.__version__
 
 
+def test_a_whole_script_records_the_flags_it_sets(tmp_path):
+    # The two-pass route records a script from its first line: the snapshot taken
+    # when the recording began held the defaults, not the script's TF32 setting
+    # (seen on an H100: a TF32 off/on pair named no configuration key).
+    script = tmp_path / "tf32.py"
+    script.write_text("import sys, torch\n"
+                      "torch.backends.cuda.matmul.allow_tf32 = sys.argv[1] == 'on'\n"
+                      "for _ in range(3):\n    torch.ones(4, 4) @ torch.ones(4, 4)\n")
+    for flag in ("on", "off"):
+        out = tmp_path / f"{flag}.mgt"
+        p = _cli("record", "--pass", "recording", "-o", str(out), str(script), flag, cwd=tmp_path)
+        assert p.returncode == 0, p.stderr
+        assert magneton.load_run(out)["config"]["torch.backends.cuda.matmul.allow_tf32"] == \
+            ("true" if flag == "on" else "false")
+
+
 def test_autocast_and_default_dtype_are_captured(tmp_path):
     with torch.autocast("cpu", dtype=torch.bfloat16):
         with magneton.record(tmp_path / "a.mgt"):
