@@ -90,7 +90,9 @@ std::vector<int> WaitsAfterSyncs(const Run& run, const std::vector<DeviceWork>& 
   size_t next_call = 0;
   int chain = -1;
   bool first = false;
-  int64_t budget = 0;               // the host's time blocked in the call, not yet waited out by the device
+  int64_t blocked = 0;              // the host's time blocked in the call
+  int64_t budget = 0;               // ...not yet waited out by the device
+  int64_t busy_since = INT64_MIN;   // the start of the device's current stretch without a wait
   int64_t device_free = INT64_MIN;  // the latest end of the work launched so far
   for (size_t j = 0; j < work.size(); ++j) {
     const DeviceWork& w = work[j];
@@ -99,16 +101,21 @@ std::vector<int> WaitsAfterSyncs(const Run& run, const std::vector<DeviceWork>& 
     const int64_t end = w.kernel ? run.kernels[w.id].end_ns : run.transfers[w.id].end_ns;
     for (; next_call < order.size() && calls[order[next_call]].sync->correlation < correlation; ++next_call) {
       const SyncCall& c = calls[order[next_call]];
-      if (const int64_t blocked = c.sync->end_ns - c.sync->start_ns; blocked >= kAheadNs)
-        chain = static_cast<int>(order[next_call]), first = true, budget = blocked;
+      if (const int64_t b = c.sync->end_ns - c.sync->start_ns; b >= kAheadNs)
+        chain = static_cast<int>(order[next_call]), first = true, blocked = budget = b;
     }
     const int64_t wait = device_free == INT64_MIN ? 0 : start - device_free;
+    if (wait >= kIdleNs) busy_since = start;
+    // Without the call the host would have launched everything after it that
+    // much earlier: the device's later waits are the call's until they add up
+    // to the time the host lost in it, and after that for as long as the host
+    // has not rebuilt its lead: until the device runs back to back, with no
+    // wait, for as long as the host blocked (a step whose launches the device
+    // outran before the call, so that the host stays behind for the rest of it).
+    if (chain >= 0 && budget <= 0 && device_free != INT64_MIN && device_free - busy_since >= blocked) chain = -1;
     if (chain >= 0 && wait >= kIdleNs) {
       if (!first) out[j] = chain;
-      // Without the call the host would have launched everything after it
-      // that much earlier: the device's later waits are the call's until
-      // they add up to the time the host lost in it.
-      if ((budget -= wait) <= 0) chain = -1;
+      budget -= wait;
     }
     first = false;
     device_free = std::max(device_free, end);

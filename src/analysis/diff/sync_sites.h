@@ -37,7 +37,8 @@ std::vector<SyncCall> SyncCalls(const Run& run);
 // The device work that still waits on a synchronizing call. A call in which
 // the host blocked for B (it was ahead of the device) puts everything the
 // host launches after it B later than without it: the device's later waits
-// are the call's, until they add up to B. For each item of `work` (launch
+// are the call's, until they add up to B, and beyond that until the device
+// has run back to back for B (the host ahead again). For each item of `work` (launch
 // order), the index into `calls` of the call whose wait it follows, else -1;
 // the first item after a call is the call's own place (SyncSites::Before),
 // not counted here.
