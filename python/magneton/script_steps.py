@@ -50,6 +50,7 @@ from magneton.monitoring import claim_tool
 
 MIN_OPS_PER_STEP = 10
 NESTED_STEPS = 8
+MICRO_BATCHES = 64  # at most this many iterations of gradients accumulated wait for an optimizer step
 LONG_AFTER_S = 2.0  # seconds after the step loop was found below which no early-loop hint is given
 
 
@@ -205,9 +206,11 @@ class ScriptSteps:
             p.stepped.append(self._optimizer_steps > p.optimizer_steps)
             p.optimizer_steps = self._optimizer_steps
             if p.take_next or p.iterations >= NESTED_STEPS:
-                if not p.take_next and p.trains and not p.whole and not any(p.stepped):
+                if not p.take_next and p.trains and not p.whole and not any(p.stepped) and \
+                        p.iterations < MICRO_BATCHES:
                     # Gradients accumulated over many micro-batches before an optimizer step
                     # (nanoGPT's 40): whether it steps after them shows at the outer loop's end.
+                    # Past MICRO_BATCHES, a loop that updates its weights by hand (no optimizer).
                     return True
                 self._pending = None
                 if any(p.stepped) and not all(p.stepped):

@@ -593,6 +593,30 @@ def test_micro_batches_accumulated_before_one_optimizer_step_are_part_of_the_ste
     script.write_text(many)
     p = _record_script(script, tmp_path / "g.mgt")
     assert p.returncode == 0 and f"accum.py:{line} (main), 3 iterations" in p.stderr, p.stderr
+    # A loop that updates its weights by hand (no optimizer: a tutorial's
+    # `w -= lr * w.grad`) in one long epoch is taken all the same, once it has
+    # run more iterations than gradients are accumulated over.
+    manual = textwrap.dedent("""
+        import torch
+
+        def main():
+            torch.manual_seed(0)
+            torch.set_num_threads(1)
+            w = torch.randn(16, 16, requires_grad=True)
+            data = torch.randn(100, 8, 16)
+            for epoch in range(1):
+                for x in data:                                               # the batches
+                    ((x @ w).tanh() - x).square().mean().backward()
+                    with torch.no_grad():
+                        w -= 0.01 * w.grad
+                        w.grad.zero_()
+                print("epoch", epoch)
+
+        main()
+    """)
+    script.write_text(manual)
+    p = _record_script(script, tmp_path / "g.mgt")
+    assert p.returncode == 0 and f"accum.py:{_line_of(manual, '# the batches')} (main)" in p.stderr, p.stderr
     # Without the optimizer after it, the inner loop is the step again (an
     # epoch of a few batches is no step).
     script.write_text(source.replace("opt.step()", "pass"))
