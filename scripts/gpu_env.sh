@@ -34,6 +34,17 @@ cap() {
 step() { echo "== $* ($(( $(date +%s) - start )) s)" | tee -a "$log"; }
 # t SECONDS CMD...: CMD under a timeout cut to the budget (killed 5 s after SIGTERM).
 t() { local s; s=$(cap "$1"); shift; timeout -k 5 "$s" "$@"; }
+# outputs NAME: $OUT made, its log.txt ($log) and summary.txt ($summary) emptied, a
+# work folder $W (/tmp/NAME.XXXX), the project's Python package on the path and $py
+# (MAGNETON_PYTHON, else python3) to run it.
+outputs() {
+  mkdir -p "$OUT"
+  log="$OUT/log.txt" summary="$OUT/summary.txt"
+  : > "$log"; : > "$summary"
+  W=$(mktemp -d "/tmp/$1.XXXX")
+  export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/python
+  py=${MAGNETON_PYTHON:-python3}
+}
 # fit FILE...: gzip any file over 15 MiB (files back from the device: 16 MiB each at most).
 fit() {
   local f

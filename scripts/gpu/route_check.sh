@@ -20,13 +20,7 @@ source scripts/gpu_env.sh
 OUT=${OUT:-/tmp/route-check-out}
 BUDGET=${BUDGET:-300}
 ITERS=${ITERS:-300}
-mkdir -p "$OUT"
-log="$OUT/log.txt"
-summary="$OUT/summary.txt"
-: > "$log"; : > "$summary"
-W=$(mktemp -d /tmp/rc.XXXX)
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/python
-py=${MAGNETON_PYTHON:-python3}
+outputs rc
 if [ "${GPU_DRY:-0}" = 1 ]; then
   M=$PWD/build/magneton script_args=(--tiny) size=(--layers 2 --width 64 --batch 4) dev=cpu energy=none repeat=20
 else

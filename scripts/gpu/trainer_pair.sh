@@ -19,13 +19,7 @@ source scripts/gpu_env.sh
 OUT=${OUT:-/tmp/trainer-pair-out}
 BUDGET=${BUDGET:-300}
 STEPS=${STEPS:-300}
-mkdir -p "$OUT"
-log="$OUT/log.txt"
-summary="$OUT/summary.txt"
-: > "$log"; : > "$summary"
-W=$(mktemp -d /tmp/tp.XXXX)
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/python
-py=${MAGNETON_PYTHON:-python3}
+outputs tp
 if [ "${GPU_DRY:-0}" = 1 ]; then
   M=$PWD/build/magneton tiny=(--tiny) STEPS=120
 else
