@@ -248,14 +248,15 @@ def main(argv=None) -> int:
     except Exception as e:  # noqa: BLE001 - the program's status wins; say what was lost
         sys.stderr.write(f"magneton: record: writing {args.output} failed: {e}\n")
         return status if status else 1
-    if steps is not None and steps.loop is None and status:
+    if steps is not None and steps.loop is None and status and "jax" not in sys.modules:
         sys.stderr.write(f"magneton: record: {args.output}: the script exited with status {status} before any loop "
                          f"of it ran three times, so there is no step to record\n")
     elif steps is not None and steps.loop is None:
         which = (f"no loop at line {args.step_line}" if args.step_line is not None
                  else f"no loop of {steps_min()} or more operators per iteration")
         how = ("the script ran JAX, whose operations this route does not see: record its step function with "
-               "magneton.record_jax (docs/jax.md)" if "jax" in sys.modules else
+               "magneton.record_jax (docs/jax.md), or, on a GPU, the whole program kernel by kernel with "
+               f"`magneton record -o {args.output} -- python {file}` (docs/tracing.md)" if "jax" in sys.modules else
                "record around the loop with magneton.record(...) and rec.step(), or use --pass recording and "
                "--pass measured")
         sys.stderr.write(f"magneton: record: {args.output}: {which} ran three times or more in {file}, so there is no "

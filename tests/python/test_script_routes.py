@@ -753,3 +753,28 @@ def test_the_two_pass_route_of_a_gpu_script_costs_the_iteration_its_values_match
     assert top["costly"] == "a" and top["evidence"][0]["kind"] == "operators", top["label"]
     assert "aten::_scaled_dot_product_cudnn_attention" in top["label"] and len(top["regions"]) == 12, top["label"]
     assert 15 < top["saved_pct_of_run"] < 35, top["saved_pct_of_run"]
+
+
+def test_a_jax_script_is_told_which_routes_record_it(tmp_path):
+    # JAX calls no ATen operator, so this route finds no step in a JAX script:
+    # the command says which routes do, the script's output and exit code are
+    # its own, and a diff of the file says it holds nothing.
+    pytest.importorskip("jax")
+    script = tmp_path / "jx.py"
+    script.write_text(textwrap.dedent("""
+        import sys
+        import jax.numpy as jnp
+        x = jnp.ones((64, 64))
+        for _ in range(20):
+            x = jnp.tanh(x @ x) * 0.5
+        print("sum", float(x.sum()))
+        sys.exit(4)
+    """))
+    out = tmp_path / "j.mgt"
+    p = _record_script(script, out)
+    assert p.returncode == 4 and p.stdout.startswith("sum "), p.stderr
+    assert "magneton.record_jax (docs/jax.md)" in p.stderr and f"magneton record -o {out} -- python" in p.stderr, \
+        p.stderr
+    d = subprocess.run([_magneton(), "diff", str(out), str(out)], capture_output=True, text=True, timeout=120)
+    assert d.returncode == 2 and "holds no operators, kernels, copies or ranges: nothing was recorded" in d.stderr, \
+        d.stderr
