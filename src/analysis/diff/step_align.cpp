@@ -363,7 +363,8 @@ Result<StepAlignment> AlignSteps(const std::vector<int>& rec, const std::vector<
     // memsets): the first iteration then is the step on both sides of a diff,
     // where each side alone might pick another.
     const int64_t len = last.end - last.begin;
-    Result<StepAlignment> same = *again;
+    std::optional<StepAlignment> same;  // the last's alignment, for the caller's choice among its equals
+    if (prefer) same = *again;
     if (const auto first = own.repetitions.front(); at != first.begin) {
       auto early = AlignOnce(std::vector<int>(rec.begin() + first.begin, rec.begin() + first.end), mea, what);
       if (early.ok() && static_cast<double>(Covered(*early)) >= static_cast<double>(covered) * (1 - kMaxMissing)) {
@@ -376,7 +377,7 @@ Result<StepAlignment> AlignSteps(const std::vector<int>& rec, const std::vector<
       for (const auto& r : own.repetitions)
         if (r.begin != at && r.end - r.begin == len &&
             std::equal(rec.begin() + r.begin, rec.begin() + r.end, rec.begin() + last.begin))
-          if (const int64_t s = prefer(r.begin, r.end); s > score) score = s, at = r.begin, again = same;
+          if (const int64_t s = prefer(r.begin, r.end); s > score) score = s, at = r.begin, again = *same;
     }
     again->step_begin += at;
     again->step_end += at;
