@@ -248,7 +248,8 @@ def main(argv=None) -> int:
     except Exception as e:  # noqa: BLE001 - the program's status wins; say what was lost
         sys.stderr.write(f"magneton: record: writing {args.output} failed: {e}\n")
         return status if status else 1
-    if steps is not None and steps.loop is None and status and "jax" not in sys.modules:
+    jax_ran = "jax" in sys.modules  # its loops run no operator this route counts
+    if steps is not None and steps.loop is None and status and not jax_ran:
         sys.stderr.write(f"magneton: record: {args.output}: the script exited with status {status} before any loop "
                          f"of it ran three times, so there is no step to record\n")
     elif steps is not None and steps.loop is None:
@@ -256,7 +257,7 @@ def main(argv=None) -> int:
                  else f"no loop of {steps_min()} or more operators per iteration")
         how = ("the script ran JAX, whose operations this route does not see: record its step function with "
                "magneton.record_jax (docs/jax.md), or, on a GPU, the whole program kernel by kernel with "
-               f"`magneton record -o {args.output} -- python {file}` (docs/tracing.md)" if "jax" in sys.modules else
+               f"`magneton record -o {args.output} -- python {file}` (docs/tracing.md)" if jax_ran else
                "record around the loop with magneton.record(...) and rec.step(), or use --pass recording and "
                "--pass measured")
         sys.stderr.write(f"magneton: record: {args.output}: {which} ran three times or more in {file}, so there is no "
