@@ -9,9 +9,11 @@ any loop of the user's (a Trainer's train(): library_loops.py adopts them).
 
 A loop's iteration ends where its body jumps back to the loop's head. The
 script's step loop is the first loop whose iteration runs at least
-MIN_OPS_PER_STEP operator calls (counted by the recorder without recording
-them): a loop building a dataset or a list comprehension does a few per
-iteration, a training or inference loop hundreds. Three kinds of loop do as
+MIN_OPS_PER_STEP operator calls that compute (counted by the recorder without
+recording them; those that only make, fill, move or view data are not
+counted): a loop building a dataset (randint, ones_like, .to(device)) or a
+list comprehension counts none or a few per iteration, a training or
+inference loop hundreds. Three kinds of loop do as
 many and are passed over: one whose iteration builds modules (registers
 parameters: `[Block(d) for _ in range(n)]`, set-up), one that runs inside a
 torch.nn.Module's call (the loop over blocks in a forward written in the

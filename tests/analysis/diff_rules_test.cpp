@@ -123,6 +123,15 @@ TEST(DiffRules, AFusedOptimizerIsNamedAndPageableMemoryOnlyForCopies) {
   EXPECT_TRUE(ids(args).empty());
   args.costly_params = {"aten::copy_ input 1 memory=pageable"};
   EXPECT_EQ(ids(args), std::vector<std::string>{"pageable-host-memory"});
+  // A surplus of copies is an extra copy; gradient clipping (seen on a CPU training script, its
+  // _foreach_norm with a copy among its operators) is not.
+  RuleSubject copies;
+  copies.evidence = EvidenceClass::kOperators;
+  copies.costly = 'b';
+  copies.costly_ops = {"aten::copy_", "aten::empty_like"};
+  EXPECT_EQ(ids(copies), std::vector<std::string>{"extra-copy"});
+  copies.costly_ops = {"aten::_foreach_norm", "aten::linalg_vector_norm", "aten::mul_", "aten::copy_"};
+  EXPECT_TRUE(ids(copies).empty());
 }
 
 // The shipped timeline rules on the parameters timeline evidence carries:

@@ -326,6 +326,39 @@ def test_the_step_loop_is_the_scripts_not_a_loop_inside_its_model(tmp_path):
     assert f"train.py:{line} (<module>), 6 iterations" in p.stderr, p.stderr
 
 
+def test_a_loop_that_builds_the_data_is_not_the_step(tmp_path):
+    # Synthetic batches made in a loop before an evaluation loop (tried as a new
+    # user would: a BERT classifier evaluated over 40 batches): each iteration
+    # makes three tensors, ten operator calls, as many as a small step runs,
+    # but none computes; the step is the evaluation loop.
+    script = tmp_path / "evaluate.py"
+    source = textwrap.dedent("""
+        import torch
+        torch.manual_seed(0)
+        torch.set_num_threads(1)
+        model = torch.nn.Sequential(torch.nn.Embedding(100, 16), torch.nn.Flatten(), torch.nn.Linear(64, 3))
+        batches = []
+        for _ in range(20):                                                  # builds the data
+            ids = torch.randint(0, 100, (8, 4))
+            batches.append((ids, torch.ones_like(ids), torch.randint(0, 3, (8,)).to(torch.int64)))
+
+        def evaluate(model, batches):
+            correct = 0
+            with torch.inference_mode():
+                for ids, mask, labels in batches:                            # the step loop
+                    logits = model(ids * mask)
+                    correct += (logits.softmax(-1).argmax(-1) == labels).sum()
+            return int(correct)
+
+        print("correct", evaluate(model, batches))
+    """)
+    script.write_text(source)
+    line = _line_of(source, "# the step loop")
+    p = _record_script(script, tmp_path / "e.mgt")
+    assert p.returncode == 0 and "correct" in p.stdout, p.stderr
+    assert f"evaluate.py:{line} (evaluate), 20 iterations" in p.stderr, p.stderr
+
+
 def test_a_training_loop_in_a_method_of_the_users_module_is_the_step_loop(tmp_path):
     # Called directly (model.fit()), not through Module.__call__: the loop drives the model.
     script = tmp_path / "fit.py"

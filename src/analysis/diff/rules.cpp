@@ -112,7 +112,7 @@ Result<std::vector<Rule>> ParseRules(const std::string& json_text, const std::st
          {std::pair{"ops", &rule.ops}, std::pair{"costly_ops", &rule.costly_ops},
           std::pair{"lean_ops", &rule.lean_ops}, std::pair{"costly_kernels", &rule.costly_kernels},
           std::pair{"lean_kernels", &rule.lean_kernels}, std::pair{"params", &rule.params},
-          std::pair{"costly_params", &rule.costly_params},
+          std::pair{"costly_params", &rule.costly_params}, std::pair{"costly_ops_only", &rule.costly_ops_only},
           std::pair{"config", &rule.config}}) {
       auto p = ParsePatterns(r, field, where);
       if (!p) return p.error();
@@ -166,6 +166,14 @@ std::vector<RuleMatch> MatchRules(const std::vector<Rule>& rules, const RuleSubj
         !AllFound(rule.costly_params, s.costly_params))
       continue;
     if (rule.lean_adds_nothing && !s.lean_ops.empty()) continue;
+    // The pattern explains the whole surplus, not one operator among others (a copy inside a
+    // gradient clipping is no extra copy).
+    if (!rule.costly_ops_only.empty() &&
+        !std::all_of(s.costly_ops.begin(), s.costly_ops.end(), [&](const std::string& op) {
+          return std::any_of(rule.costly_ops_only.begin(), rule.costly_ops_only.end(),
+                             [&](const Pattern& p) { return p.Matches(op); });
+        }))
+      continue;
     RuleMatch m;
     for (const auto& d : s.config)
       for (const auto& p : rule.config)

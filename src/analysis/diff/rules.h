@@ -26,6 +26,7 @@ struct Rule {
   std::vector<EvidenceClass> evidence;                // classes it applies to; empty: any
   std::vector<Pattern> ops;                           // each must match an operator of the region
   std::vector<Pattern> costly_ops, lean_ops;          // each must match an operator only that side runs
+  std::vector<Pattern> costly_ops_only;               // every operator only the costly side runs matches one
   std::vector<Pattern> costly_kernels, lean_kernels;  // ... a kernel only that side launches
   std::vector<Pattern> params;                        // each must match a differing "<subject> <parameter>"
   std::vector<Pattern> costly_params;                 // ... "<subject> <parameter>=<the costly side's value>"

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <string_view>
+#include <unordered_set>
 
 #include "capture/torch/aten_values.h"
 #include "capture/torch/recorder_state.h"
@@ -495,10 +497,27 @@ void ReleaseRecording(const std::shared_ptr<RecorderState>& state) {
 
 namespace {
 
-// Counts operator calls without recording them (RecordOpCounting).
+// Operators that only make, fill, move or view data: what a loop building a
+// dataset runs (randint, ones_like, .to(device), stack). They are not counted,
+// so a set-up loop of a few tensors per iteration is not taken for the step.
+bool MakesOrMovesData(std::string_view name) {
+  static const std::unordered_set<std::string_view> kData = {
+      "aten::empty", "aten::empty_like", "aten::empty_strided", "aten::zeros", "aten::zeros_like",
+      "aten::ones", "aten::ones_like", "aten::full", "aten::full_like", "aten::rand", "aten::rand_like",
+      "aten::randn", "aten::randn_like", "aten::randint", "aten::randint_like", "aten::randperm",
+      "aten::arange", "aten::linspace", "aten::normal_", "aten::uniform_", "aten::random_",
+      "aten::bernoulli_", "aten::fill_", "aten::zero_", "aten::lift_fresh", "aten::lift_fresh_copy",
+      "aten::scalar_tensor", "aten::to", "aten::_to_copy", "aten::copy_", "aten::detach", "aten::alias",
+      "aten::stack", "aten::cat", "aten::clone", "aten::resize_", "aten::as_strided", "aten::view",
+      "aten::reshape", "aten::unsqueeze", "aten::squeeze", "aten::select", "aten::slice", "aten::expand",
+      "aten::_unsafe_view", "aten::pin_memory", "aten::_pin_memory", "aten::set_"};
+  return kData.count(name) != 0;
+}
+
+// Counts operator calls that compute, without recording them (SetOpCounting).
 std::atomic<int64_t> g_counted{0};
-std::unique_ptr<at::ObserverContext> CountOp(const at::RecordFunction&) {
-  g_counted.fetch_add(1, std::memory_order_relaxed);
+std::unique_ptr<at::ObserverContext> CountOp(const at::RecordFunction& fn) {
+  if (!MakesOrMovesData(fn.name())) g_counted.fetch_add(1, std::memory_order_relaxed);
   return nullptr;
 }
 
