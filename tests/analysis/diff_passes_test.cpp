@@ -53,6 +53,37 @@ TEST(DiffPasses, AStrayOpIsToleratedButAnotherProgramIsRefused) {
       << other.error().message;
 }
 
+// A decoding loop over a growing sequence: each step runs the same operators
+// (kernels) as the recorded one, on other shapes (grids). Aligned by names
+// alone, and said so; another program still is refused.
+TEST(DiffPasses, AStepWhoseShapesGrowIsAlignedByNames) {
+  fixture::Pair p = fixture::Conv1DPair(2, 1, 1.0, 1.0);
+  const magneton::Run& rec = p.a.b.run;
+  magneton::Run m = fixture::MeasuredPass(rec, 3, [](const std::string&) { return 1.0; });
+  const size_t n = rec.ops.size();
+  for (size_t i = n; i < m.ops.size(); ++i)  // repetitions 2 and 3 on longer sequences
+    for (int64_t t : m.ops[i].inputs)
+      if (t >= 0 && !m.tensors[t].shape.empty()) m.tensors[t].shape[0] = 100 + static_cast<int64_t>(i / n);
+  auto al = AlignPasses(rec, m);
+  ASSERT_TRUE(al.ok()) << al.error().message;
+  EXPECT_TRUE(al->by_names);
+  EXPECT_EQ(al->repeats, 3);
+  EXPECT_EQ(al->measured_ops[1], (std::vector<int64_t>{1, static_cast<int64_t>(n) + 1, 2 * static_cast<int64_t>(n) + 1}));
+  EXPECT_FALSE(AlignPasses(rec, fixture::MeasuredPass(rec, 3, [](const std::string&) { return 1.0; }))->by_names);
+  for (auto& op : m.ops)
+    if (op.name == "aten::addmm") op.name = "aten::mm";
+  EXPECT_FALSE(AlignPasses(rec, m).ok());
+
+  const magneton::Run& krec = p.b.b.run;
+  magneton::Run km = fixture::TimelinePass(krec, 3, [](const std::string&) { return 1.0; }, 200'000);
+  const size_t nk = krec.kernels.size();
+  for (size_t k = nk; k < km.kernels.size(); ++k) km.kernels[k].grid[0] += static_cast<int64_t>(k / nk);
+  auto kal = AlignPasses(krec, km);
+  ASSERT_TRUE(kal.ok()) << kal.error().message;
+  EXPECT_TRUE(kal->by_device_work && kal->by_names);
+  EXPECT_EQ(kal->repeats, 3);
+}
+
 TEST(DiffPasses, KernelEvidenceComesFromTheMeasuredPass) {
   // The recording pass also ran the fingerprinting's kernels; one got linked to an op.
   fixture::Pair p = fixture::Conv1DPair(4, 1, 1.3, 1.0);

@@ -211,6 +211,12 @@ Status UseMeasuredPasses(const DiffInput& in, char side, const MatchResult& matc
                               al.exact == al.repeats ? "" : fmt::format("; {} identical to it", al.exact),
                               al.outside ? fmt::format("; {} measured {} outside the repetitions", al.outside, items)
                                          : ""));
+  if (al.by_names)
+    notes.push_back(fmt::format(
+        "run {}: its step's shapes change from one iteration to the next (a loop over a growing sequence, such as "
+        "decoding): the measured iterations are aligned with the recorded one by {} names alone, so each region "
+        "costs the mean over the iterations, not the recorded iteration's shapes",
+        side, al.by_device_work ? "kernel" : "operator"));
   if (al.outside > al.repeats * al.step_items)
     notes.push_back(fmt::format(
         "run {}: most of its measured pass lies outside the repetitions of the recorded step: the recorded step is "

@@ -27,12 +27,13 @@ std::vector<DeviceWork> DeviceWorkInLaunchOrder(const Run& run) {
   return out;
 }
 
-std::string DeviceWorkKey(const Run& run, const DeviceWork& w) {
+std::string DeviceWorkKey(const Run& run, const DeviceWork& w, bool shapes) {
   if (!w.kernel) {
     const Transfer& t = run.transfers[w.id];
-    return fmt::format("{}|{}", t.kind, t.bytes);
+    return shapes ? fmt::format("{}|{}", t.kind, t.bytes) : t.kind;
   }
   const Kernel& k = run.kernels[w.id];
+  if (!shapes) return k.name;
   return fmt::format("{}|{}x{}x{}|{}x{}x{}", k.name, k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2]);
 }
 
@@ -86,13 +87,15 @@ StepPreference ByRegions(const std::vector<int32_t>* region_of_op, std::function
   };
 }
 
-Result<PassAlignment> ByOperators(const Run& recorded, const Run& measured, const std::vector<int32_t>* region_of_op) {
+Result<PassAlignment> ByOperators(const Run& recorded, const Run& measured, const std::vector<int32_t>* region_of_op,
+                                  bool shapes) {
   Tokens tokens;
   std::vector<int> rec, mea;
   std::vector<std::string> names;
-  for (const auto& op : recorded.ops) rec.push_back(tokens(OpSignature(recorded, op)));
+  auto key = [&](const Run& run, const Op& op) { return shapes ? OpSignature(run, op) : op.name; };
+  for (const auto& op : recorded.ops) rec.push_back(tokens(key(recorded, op)));
   for (const auto& op : measured.ops) {
-    mea.push_back(tokens(OpSignature(measured, op)));
+    mea.push_back(tokens(key(measured, op)));
     names.push_back(op.name);
   }
   auto steps = AlignSteps(rec, mea, "operators", WholeScript(recorded),
@@ -130,7 +133,7 @@ Result<PassAlignment> ByOperators(const Run& recorded, const Run& measured, cons
 }
 
 Result<PassAlignment> ByDeviceWork(const Run& recorded, const Run& measured,
-                                   const std::vector<int32_t>* region_of_op) {
+                                   const std::vector<int32_t>* region_of_op, bool shapes) {
   std::vector<DeviceWork> rec_work = DeviceWorkInLaunchOrder(recorded), mea_work = DeviceWorkInLaunchOrder(measured);
   if (rec_work.empty())
     return MakeError(ErrorCode::kInvalidArgument,
@@ -140,9 +143,9 @@ Result<PassAlignment> ByDeviceWork(const Run& recorded, const Run& measured,
   Tokens tokens;
   std::vector<int> rec, mea;
   std::vector<std::string> names;
-  for (const auto& w : rec_work) rec.push_back(tokens(DeviceWorkKey(recorded, w)));
+  for (const auto& w : rec_work) rec.push_back(tokens(DeviceWorkKey(recorded, w, shapes)));
   for (const auto& w : mea_work) {
-    mea.push_back(tokens(DeviceWorkKey(measured, w)));
+    mea.push_back(tokens(DeviceWorkKey(measured, w, shapes)));
     names.push_back(w.kernel ? measured.kernels[w.id].name : "copy " + measured.transfers[w.id].kind);
   }
   auto op_at = [&](int64_t i) {
@@ -177,8 +180,18 @@ Result<PassAlignment> AlignPasses(const Run& recorded, const Run& measured, cons
   // A measured pass with operators aligns by them; only kernels, by the device work.
   bool measured_has_ops = std::any_of(measured.ops.begin(), measured.ops.end(),
                                       [](const Op& op) { return op.framework != "nvtx"; });
-  return measured_has_ops ? ByOperators(recorded, measured, region_of_op)
-                          : ByDeviceWork(recorded, measured, region_of_op);
+  auto align = [&](bool shapes) {
+    return measured_has_ops ? ByOperators(recorded, measured, region_of_op, shapes)
+                            : ByDeviceWork(recorded, measured, region_of_op, shapes);
+  };
+  auto exact = align(true);
+  if (exact.ok()) return exact;
+  // A step whose shapes change from one iteration to the next (decoding over a
+  // growing sequence) repeats its operators or kernels, not their shapes.
+  auto by_names = align(false);
+  if (!by_names.ok()) return exact.error();
+  by_names->by_names = true;
+  return by_names;
 }
 
 }  // namespace magneton::analysis

@@ -4,7 +4,8 @@
 // (step_align.h); this maps its work onto the recording's operators, so that
 // costs come from the measured pass:
 //  - a measured pass with operators (on a CPU, or `ops=True`): operator by
-//    operator, by signature (name, input dtypes and shapes);
+//    operator, by signature (name, input dtypes and shapes; by name alone
+//    where the shapes change from step to step);
 //  - a measured pass without operators (the default on a GPU): kernel by
 //    kernel, by the device work of both passes in launch order (kernel name,
 //    grid and block; copy kind and size), each recorded kernel carrying the
@@ -29,11 +30,12 @@ struct DeviceWork {
   int64_t id = 0;  // Run::kernels or Run::transfers index
 };
 std::vector<DeviceWork> DeviceWorkInLaunchOrder(const Run& run);
-// Its token: "kernel name|grid|block" or "copy kind|bytes".
-std::string DeviceWorkKey(const Run& run, const DeviceWork& w);
+// Its token: "kernel name|grid|block" or "copy kind|bytes"; without shapes, the name or kind alone.
+std::string DeviceWorkKey(const Run& run, const DeviceWork& w, bool shapes = true);
 
 struct PassAlignment {
   bool by_device_work = false;  // the measured pass has no operators
+  bool by_names = false;        // aligned by names alone: the step's shapes change between iterations
   int64_t repeats = 0;          // repetitions of the recorded step found
   int64_t exact = 0;            // ...identical to it, item for item
   int64_t step_items = 0;       // items in the recorded step (ops, or kernels and copies)
@@ -56,8 +58,10 @@ struct PassAlignment {
 // The measured items most often left unaligned, "name xN, ...", at most `n`.
 std::string MostUnaligned(const PassAlignment& alignment, size_t n = 3);
 
-// Fails, naming what differs, when the measured pass does not repeat the
-// recording's step, or when a measured pass without operators meets a
+// Where the measured pass repeats the step's operators (kernels) but not
+// their shapes (a decoding loop over a growing sequence), aligns by names
+// alone (`by_names`). Fails, naming what differs, when the measured pass does
+// not repeat the recording's step even so, or when a measured pass without operators meets a
 // recording without kernels (recorded by an older Magneton).
 // `region_of_op`, where given: by recorded op id (nested ops too), the
 // matched region it lies in, or -1. Of a recording's iterations that can be
