@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <numeric>
 #include <unordered_set>
 #include <utility>
 
@@ -76,6 +77,10 @@ double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   size_t n = v.size();
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double Mean(std::vector<double> v) {
+  return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
 }
 
 }  // namespace
@@ -165,7 +170,7 @@ double CostModel::Seconds(int64_t op) const {
   std::vector<double> reps;
   const int64_t n = static_cast<int64_t>(run_.ops.size());
   for (int64_t c = 0; c < costed_repeats(); ++c) reps.push_back(rep_s_[c * n + op]);
-  return Median(std::move(reps));
+  return alignment_.by_names ? Mean(std::move(reps)) : Median(std::move(reps));
 }
 
 double CostModel::OwnSeconds(int64_t op) const {
@@ -254,16 +259,20 @@ SideCost CostModel::Cost(const std::vector<int64_t>& ops) const {
     out.source = any_replay ? CostSource::kMixed : CostSource::kAttributed;
   }
   const bool by_time = out.source == CostSource::kTime || unknown_joules;
-  if (fastest_ && by_time) {
+  // Repetitions aligned by names differ in size (a decoding position each):
+  // neither the fastest nor the median is the step, their mean is.
+  const bool growing = measured_ && alignment_.by_names;
+  if (fastest_ && by_time && !growing) {
     const auto fastest = std::min_element(seconds.begin(), seconds.end()) - seconds.begin();
     out.seconds = seconds[fastest];
     out.wait_seconds = out.waits[fastest];
     out.instances = {out.seconds};
     return out;
   }
-  out.seconds = Median(seconds);
-  out.wait_seconds = Median(out.waits);
-  if (!by_time) out.joules = Median(joules);
+  auto typical = growing ? Mean : Median;
+  out.seconds = typical(seconds);
+  out.wait_seconds = typical(out.waits);
+  if (!by_time) out.joules = typical(joules);
   out.instances = by_time ? seconds : joules;
   return out;
 }

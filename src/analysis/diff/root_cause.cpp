@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <utility>
@@ -166,7 +168,10 @@ std::optional<Evidence> MoreWork(const RegionSide& a, const std::vector<int64_t>
                                  const std::vector<int64_t>& wb, char costly) {
   char lean = costly == 'a' ? 'b' : 'a';
   std::optional<Evidence> e;
-  double worst = 1;
+  // The summary names the largest ratio, preferring inputs that differ in one
+  // dimension only (more positions of a sequence, more rows): inputs paired
+  // by order across other operators can differ in every dimension.
+  std::pair<bool, double> worst{false, 1};
   ForEachPairedInput(a, wa, b, wb, [&](const std::string& op, size_t i, const Tensor& ta, const Tensor& tb) {
     const Tensor& hi = costly == 'a' ? ta : tb;
     const Tensor& lo = costly == 'a' ? tb : ta;
@@ -176,9 +181,13 @@ std::optional<Evidence> MoreWork(const RegionSide& a, const std::vector<int64_t>
     std::string subject = fmt::format("{} input {}", op, i);
     AddDelta(e->params, subject, "shape", Dims(ta.shape), Dims(tb.shape));
     AddDelta(e->params, subject, "elements", std::to_string(ta.numel()), std::to_string(tb.numel()));
-    double ratio = static_cast<double>(nh) / static_cast<double>(nl);
-    if (ratio <= worst) return;
-    worst = ratio;
+    const bool one_dim = hi.shape.size() == lo.shape.size() &&
+                         std::inner_product(hi.shape.begin(), hi.shape.end(), lo.shape.begin(), 0, std::plus<>(),
+                                            std::not_equal_to<>()) == 1;
+    const std::pair<bool, double> here{one_dim, static_cast<double>(nh) / static_cast<double>(nl)};
+    if (here <= worst) return;
+    worst = here;
+    const double ratio = here.second;
     e->summary = fmt::format(
         "same operators on more data: {} input {} is {} on {} against {} on {} ({:.3g}x the elements) for "
         "outputs that match: work whose results the region does not keep",
@@ -576,8 +585,14 @@ RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
   // work: where the device mostly waits for it there, the wait leads and the
   // other side's extra work backs it (a launch-bound step against a captured
   // CUDA graph that also launches a few kernels of its own at that place).
-  if (NothingOfItsOwn(rc.evidence, costly))
-    if (auto waited = WaitDelta(a, b, costly)) rc.evidence.insert(rc.evidence.begin(), std::move(*waited));
+  // Where its operators take more data than the other side's (a decoding step
+  // over the whole sequence against one with a cache), that is its cost.
+  if (NothingOfItsOwn(rc.evidence, costly)) {
+    if (auto more = MoreWork(a, wa, b, wb, costly))
+      rc.evidence.insert(rc.evidence.begin(), std::move(*more));
+    else if (auto waited = WaitDelta(a, b, costly))
+      rc.evidence.insert(rc.evidence.begin(), std::move(*waited));
+  }
   // What else the code passes differently backs whatever comes first.
   if (!arg_deltas.empty()) rc.evidence.push_back(ArgumentsEvidence(std::exchange(arg_deltas, {}), ops_a, ops_b));
 
