@@ -227,6 +227,50 @@ TEST(DiffRootCause, SameOperatorsOnMoreDataIsDiscardedWorkNotKernelChoice) {
   EXPECT_EQ(f.evidence[1].kind, EvidenceClass::kKernels);
 }
 
+// A decoding step over the whole sequence (a) against one with a cache (b):
+// b runs an operator of its own (the cache's cat), a nothing a lacks but the
+// same matrix product on every position. The extra data leads; b's cat backs it.
+TEST(DiffRootCause, MoreDataLeadsWhereOnlyTheLeanerSideRunsOperatorsOfItsOwn) {
+  Pair p;
+  for (int i = 0; i < 3; ++i) {
+    int64_t region_op[2] = {kNone, kNone}, cat = kNone, in[2] = {0, 0}, out[2] = {0, 0};
+    for (bool is_a : {true, false}) {
+      fixture::Side& s = is_a ? p.a : p.b;
+      auto& fb = s.b;
+      int64_t py = s.PyStack({fb.Frame("python", "forward", "/work/decode.py", 14)});
+      int64_t x = is_a ? fb.Tensor({18, 768}, 0.3) : fb.Tensor({1, 768}, 0.3);
+      int64_t w = fb.Tensor({768, 768}, 0.0);
+      int64_t y = fb.Tensor({1, 768}, 0.6);
+      int64_t h = x;
+      if (!is_a) {
+        h = fb.Tensor({1, 768}, 0.35);
+        cat = fb.Op("aten::cat", kNone, s.t, 0, py, {x}, {h});
+        s.K("void at::native::CatArrayBatchedCopy", cat, 20'000, 0.01, 8);
+        fb.run.ops[cat].end_ns = s.t;
+      }
+      int64_t mm = fb.Op("aten::mm", kNone, s.t, 0, py, {h, w}, {y});
+      s.K("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n", mm, is_a ? 900'000 : 100'000, is_a ? 0.9 : 0.1, 132);
+      fb.run.ops[mm].end_ns = s.t;
+      region_op[is_a ? 0 : 1] = mm;
+      in[is_a ? 0 : 1] = x;
+      out[is_a ? 0 : 1] = y;
+    }
+    p.AddRegion({region_op[0]}, {cat, region_op[1]}, in[0], in[1], out[0], out[1]);
+  }
+  p.a.Finish(1);
+  p.b.Finish(1);
+  DiffReport r = DiffPair(p);
+  const Finding& f = r.findings.at(0);
+  ASSERT_EQ(f.verdict, Verdict::kWaste) << f.why;
+  EXPECT_EQ(f.costly, 'a');
+  ASSERT_EQ(f.evidence_class(), EvidenceClass::kLaunch) << f.evidence[0].summary;
+  EXPECT_NE(f.evidence[0].summary.find("aten::mm input 0 is [18,768] on a against [1,768] on b (18x the elements)"),
+            std::string::npos)
+      << f.evidence[0].summary;
+  ASSERT_GE(f.evidence.size(), 2u);
+  EXPECT_EQ(f.evidence[1].kind, EvidenceClass::kOperators);
+}
+
 TEST(DiffRootCause, SameElementCountInAnotherShapeIsNotMoreWork) {
   Pair p = fixture::LaunchPair(5, 1.3);
   for (auto& t : p.b.b.run.tensors)

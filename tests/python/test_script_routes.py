@@ -811,3 +811,47 @@ def test_a_jax_script_is_told_which_routes_record_it(tmp_path):
     d = subprocess.run([_magneton(), "diff", str(out), str(out)], capture_output=True, text=True, timeout=120)
     assert d.returncode == 2 and "holds no operators, kernels, copies or ranges: nothing was recorded" in d.stderr, \
         d.stderr
+
+
+def test_a_decoding_loop_over_a_growing_sequence_is_diffed_by_its_mean_step(tmp_path):
+    # Greedy decoding by hand (tried as a new user would with GPT-2 on the CPU):
+    # without a cache (a) each step runs the model over the whole sequence so
+    # far, with one (b) over the newest position. Each iteration runs the same
+    # operators on other shapes, so the measured pass repeats the recorded
+    # step by names only; the diff says so and costs the regions over every
+    # step, and a's cost is its operators' extra data.
+    script = tmp_path / "decode.py"
+    source = textwrap.dedent("""
+        import sys, torch
+        torch.manual_seed(0)
+        torch.set_num_threads(1)
+        emb, norm = torch.nn.Embedding(64, 512), torch.nn.LayerNorm(512)
+        proj, head = torch.nn.Linear(512, 512), torch.nn.Linear(512, 64)
+        def encode(ids):
+            return torch.tanh(proj(norm(emb(ids))))
+        ids = torch.randint(0, 64, (1, 16))
+        with torch.no_grad():
+            states = encode(ids)
+            for pos in range(48):                                            # the step loop
+                if sys.argv[1] == "cache" and pos > 0:
+                    states = torch.cat([states, encode(ids[:, -1:])], 1)
+                elif sys.argv[1] != "cache":
+                    states = encode(ids)
+                logits = head(states.mean(1))
+                ids = torch.cat([ids, logits.argmax(-1, keepdim=True)], 1)
+        print(ids[0, 16:].tolist())
+    """)
+    script.write_text(source)
+    line = _line_of(source, "# the step loop")
+    outputs = []
+    for side in ("full", "cache"):
+        p = _record_script(script, tmp_path / f"{side}.mgt", args=(side,))
+        assert p.returncode == 0 and f"decode.py:{line} (<module>)" in p.stderr, p.stderr
+        outputs.append(p.stdout)
+    assert outputs[0] == outputs[1]  # the same tokens: the same workload
+    doc = _diff(str(tmp_path / "full.mgt"), str(tmp_path / "cache.mgt"))
+    grown = [n for n in doc["notes"] if "shapes change from one iteration to the next" in n]
+    assert len(grown) == 2, doc["notes"]
+    waste = [f for f in doc["findings"] if f["verdict"] == "waste"]
+    assert waste and waste[0]["costly"] == "a", [(f["verdict"], f["label"]) for f in doc["findings"]]
+    assert waste[0]["evidence_class"] == "launch" and "more data" in waste[0]["evidence"][0]["summary"], waste[0]
