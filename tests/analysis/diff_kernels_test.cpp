@@ -276,6 +276,37 @@ TEST(DiffKernels, TheSameKernelLaunchedDifferentlyIsLaunchEvidence) {
   EXPECT_EQ(f.evidence.front().params.front().parameter, "grid");
 }
 
+// A decoding loop recorded whole (no code change): without a cache (a) each
+// step's kernels run over the whole sequence so far, their grids growing; with
+// one (b) over the newest position, plus the cache's copy. The steps repeat by
+// kernel names only; they are found and aligned so, and each place costs the
+// mean over the steps.
+TEST(DiffKernels, AStepWhoseGridsGrowIsFoundByKernelNames) {
+  fixture::KernelProgram pa("decode.py"), pb("decode.py --cache");
+  for (int pos = 0; pos < 16; ++pos) {
+    for (auto* p : {&pa, &pb}) {
+      const bool full = p == &pa;
+      const int32_t rows = full ? 16 + pos : 1;
+      p->Kernel("embedding_kernel", 2'000, rows);
+      if (!full) p->Kernel("CatArrayBatchedCopy", 3'000, 1 + pos);
+      p->Kernel("sm90_xmma_gemm_f16f16_f16f32", full ? 4'000 * rows : 5'000, rows);
+      p->Kernel("softmax_warp_forward", full ? 500 * rows : 1'000, rows);
+      p->Kernel("argmax_kernel", 2'000);
+    }
+  }
+  auto r = DiffRuns(pa.Done(), pb.Done(), nullptr, nullptr, DiffOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(Noted(*r, "grids and sizes change from one iteration to the next")) << Dump(*r);
+  EXPECT_GE(r->a.measured_repeats, 14) << Dump(*r);
+  EXPECT_GE(r->b.measured_repeats, 14) << Dump(*r);
+  ASSERT_GE(r->waste_count(), 1) << Dump(*r);
+  const Finding& f = r->findings.front();
+  EXPECT_EQ(f.costly, 'a') << Dump(*r);
+  EXPECT_TRUE(Contains(f.label, "gemm")) << Dump(*r);
+  // The mean over the positions: 4 us x 23.5 rows for a's GEMM, not one position's.
+  EXPECT_NEAR(f.a.seconds, 4'000e-9 * 23.5 + 500e-9 * 23.5, 20e-6) << Dump(*r);
+}
+
 TEST(DiffKernels, RunsWithoutARepeatedStepAreComparedWhole) {
   fixture::KernelProgram pa("once"), pb("once");
   for (auto* p : {&pa, &pb}) {

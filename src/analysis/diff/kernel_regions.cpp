@@ -421,14 +421,19 @@ bool MatchesByKernels(const Run& a, const Run& b) {
   return true;
 }
 
-KernelRegions BuildKernelRegions(const Run& run_a, const Run& run_b, int64_t iterations) {
+namespace {
+
+// Both runs as token streams, each with its step where one repeats. `shapes`:
+// a kernel is its name, grid and block (a copy its kind and size), else its
+// name (kind) alone.
+std::pair<Stream, Stream> Streams(const Run& run_a, const Run& run_b, int64_t iterations, bool shapes) {
   std::unordered_map<std::string, int> ids;  // shared, so equal items are equal tokens on both sides
   Stream a, b;
   for (auto [s, run] : {std::pair{&a, &run_a}, std::pair{&b, &run_b}}) {
     s->run = run;
     s->work = DeviceWorkInLaunchOrder(*run);
     for (const auto& w : s->work)
-      s->tokens.push_back(ids.emplace(DeviceWorkKey(*run, w), static_cast<int>(ids.size())).first->second);
+      s->tokens.push_back(ids.emplace(DeviceWorkKey(*run, w, shapes), static_cast<int>(ids.size())).first->second);
     s->gap = GapsBefore(*run, s->work);
     if (iterations == 1) {  // told the run is one iteration
       s->whole = true;
@@ -437,6 +442,24 @@ KernelRegions BuildKernelRegions(const Run& run_a, const Run& run_b, int64_t ite
     auto steps = FindSteps(s->tokens, iterations, kWhat);
     s->whole = !steps.ok();
     if (steps.ok()) s->steps = std::move(*steps);
+  }
+  return {std::move(a), std::move(b)};
+}
+
+}  // namespace
+
+KernelRegions BuildKernelRegions(const Run& run_a, const Run& run_b, int64_t iterations) {
+  auto [a, b] = Streams(run_a, run_b, iterations, true);
+  // A step whose grids change from one iteration to the next (decoding over a
+  // growing sequence) repeats its kernels' names only.
+  bool by_names = false;
+  if (iterations != 1 && (a.whole || b.whole)) {
+    auto [na, nb] = Streams(run_a, run_b, iterations, false);
+    if (!na.whole && !nb.whole) {
+      a = std::move(na);
+      b = std::move(nb);
+      by_names = true;
+    }
   }
   // A step against a whole run compares unlike things: both whole then.
   if (a.whole || b.whole)
@@ -456,6 +479,7 @@ KernelRegions BuildKernelRegions(const Run& run_a, const Run& run_b, int64_t ite
   auto names = SegmentNames(a, b, out.segments);
   out.a = Side(a, out.segments, names, true);
   out.b = Side(b, out.segments, names, false);
+  out.a.alignment.by_names = out.b.alignment.by_names = by_names;
   out.match.by_kernels = true;
   for (size_t g = 0; g < out.segments.size(); ++g) {
     RegionMatch r;
@@ -480,6 +504,11 @@ KernelRegions BuildKernelRegions(const Run& run_a, const Run& run_b, int64_t ite
       "run's repeated step is found in its stream of kernels and copies, and the two steps are aligned item by item "
       "(kernel name, grid and block; copy kind and size); outputs not compared, so nothing shows that the two sides "
       "compute the same thing");
+  if (by_names)
+    out.notes.push_back(
+        "the steps' grids and sizes change from one iteration to the next (a loop over a growing sequence, such as "
+        "decoding): the steps are found and aligned by kernel names and copy kinds alone, and each place costs the "
+        "mean over the iterations");
   out.notes.push_back(StepNote('a', a, out.a, iterations));
   out.notes.push_back(StepNote('b', b, out.b, iterations));
   out.notes.push_back(fmt::format(
