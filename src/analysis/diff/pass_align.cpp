@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
+#include <iterator>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -33,7 +35,11 @@ std::string DeviceWorkKey(const Run& run, const DeviceWork& w, bool shapes) {
     return shapes ? fmt::format("{}|{}", t.kind, t.bytes) : t.kind;
   }
   const Kernel& k = run.kernels[w.id];
-  if (!shapes) return k.name;
+  if (!shapes) {  // the kernel's family: a GEMM library picks other tile sizes as the sizes grow
+    std::string family;
+    std::copy_if(k.name.begin(), k.name.end(), std::back_inserter(family), [](char c) { return !std::isdigit(c); });
+    return family;
+  }
   return fmt::format("{}|{}x{}x{}|{}x{}x{}", k.name, k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2]);
 }
 

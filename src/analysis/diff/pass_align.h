@@ -30,7 +30,8 @@ struct DeviceWork {
   int64_t id = 0;  // Run::kernels or Run::transfers index
 };
 std::vector<DeviceWork> DeviceWorkInLaunchOrder(const Run& run);
-// Its token: "kernel name|grid|block" or "copy kind|bytes"; without shapes, the name or kind alone.
+// Its token: "kernel name|grid|block" or "copy kind|bytes"; without shapes, the kernel's name
+// without its digits (tile sizes a GEMM library picks by size) or the copy's kind.
 std::string DeviceWorkKey(const Run& run, const DeviceWork& w, bool shapes = true);
 
 struct PassAlignment {
