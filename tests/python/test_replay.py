@@ -217,12 +217,19 @@ def test_window_holds_about_window_s_of_calls(tmp_path):
         torch.mm(a, b)
         return torch.tanh(x)
 
-    rec, _ = _record(tmp_path / "window.mgt", work, replay=dict(FAST, window_s=window))
-    for r in rec.replay_result["results"]:
-        assert r["status"] == "ok", r
-        # The calls of a window at the measured time per call fill about one
-        # window: bounded by the count the estimate expects, not overshooting it.
-        assert 0.4 * window < r["calls"] * r["seconds_per_call"] < 4 * window, r
+    # The calls of a window at the measured time per call fill about one
+    # window: bounded by the count the estimate expects, not overshooting it.
+    # The count comes from a first estimate of the time per call, which other
+    # work on a loaded machine (a build beside the tests) can make 8x too low
+    # for the calls that follow: a wrong windowing fails every try, such a
+    # machine one of three.
+    for attempt in range(3):
+        rec, _ = _record(tmp_path / f"window{attempt}.mgt", work, replay=dict(FAST, window_s=window))
+        results = rec.replay_result["results"]
+        assert all(r["status"] == "ok" for r in results), results
+        if all(0.4 * window < r["calls"] * r["seconds_per_call"] < 4 * window for r in results):
+            return
+    raise AssertionError(f"three tries, the last: {results}")
 
 
 def test_ops_with_no_device_work_are_timed_on_the_host(tmp_path, monkeypatch):
