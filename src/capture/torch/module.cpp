@@ -181,7 +181,9 @@ PYBIND11_MODULE(_torch, m) {
           "Ends kernel tracing and detaches CUPTI; later steps record marks and energy only. idle_hold_s: "
           "first hold the (synchronized) device idle that long, samplers on.")
       .def("rows_held", &Recorder::RowsHeld, "Operator rows in memory, not yet written to the run file.")
-      .def("count_ops", &Recorder::SetOpCounting, py::arg("on"), "Counts operator calls that compute (not those that only make, move or view data), without recording them.")
+      .def("count_ops", &Recorder::SetOpCounting, py::arg("on"),
+           "Counts operator calls that compute (not those that only make, move or view data), without recording "
+           "them.")
       .def_static("counted_ops", &Recorder::CountedOps, "Computing operator calls counted so far (count_ops).")
       .def(
           "set_phase",
