@@ -52,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="--pass both: measure this many steps after the recording pass, then stop (default: all)")
     r.add_argument("--step-line", default=None, metavar="[FILE:]N",
                    help="--pass both: the line where the step loop begins, in the script or FILE (default: the "
-                        "first loop with 10 or more operators per iteration)")
+                        "first loop with 10 or more computing operators per iteration)")
     r.add_argument("--traced-steps", default="auto", metavar="N|auto|all",
                    help="GPU: trace kernels in the first N measured steps only; the rest run untraced, with "
                         "energy and step times as the program runs (default auto: 20 steps and 2 s; all: every step)")
@@ -254,10 +254,12 @@ def main(argv=None) -> int:
                          f"of it ran three times, so there is no step to record\n")
     elif steps is not None and steps.loop is None:
         which = (f"no loop at line {args.step_line}" if args.step_line is not None
-                 else f"no loop of {steps_min()} or more operators per iteration")
+                 else f"no loop of {steps_min()} or more computing operators per iteration")
         how = ("the script ran JAX, whose operations this route does not see: record its step function with "
                "magneton.record_jax (docs/jax.md), or, on a GPU, the whole program kernel by kernel with "
                f"`magneton record -o {args.output} -- python {file}` (docs/tracing.md)" if jax_ran else
+               ("" if args.step_line is not None else "operators that only make, move or view data do not count: "
+                "name a loop with --step-line N, ") +
                "record around the loop with magneton.record(...) and rec.step(), or use --pass recording and "
                "--pass measured")
         sys.stderr.write(f"magneton: record: {args.output}: {which} ran three times or more in {file}, so there is no "
