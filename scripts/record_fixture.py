@@ -1,6 +1,6 @@
 """Records the committed torch fixtures in tests/data/torch/ (real CPU runs).
 
-    PYTHONPATH=python python scripts/record_fixture.py [OUT_DIR] [gpt2 cnn eig]   (default: all)
+    PYTHONPATH=python python scripts/record_fixture.py [OUT_DIR] [gpt2 cnn eig train checkpoint]   (default: all)
 
 gpt2_2l_values.mgt    2-layer GPT-2 forward (transformers, random weights, seed 0), fingerprints on
 gpt2_2l_measured.mgt  the same forward, measured pass (no fingerprints)
@@ -10,6 +10,9 @@ eig_symmetric.mgt     eigvals (complex, sorted) vs eigvalsh, then rows sampled i
 train_gelu_composite.mgt,  one AdamW training step of a 2-layer MLP with LayerNorm, its GELU
 train_gelu_fused.mgt       written out (tanh formula) vs F.gelu(approximate="tanh"): a step with
                            an output per parameter update, saved activations and optimizer state
+train_blocks.mgt,          SGD training steps of three residual MLP blocks, plain vs each block
+train_blocks_checkpointed.mgt  under torch.utils.checkpoint (its forward recomputed in the backward);
+                           both passes in one file: one step with values, five measured
 
 Small on purpose: analysis tests load them on any machine, without torch."""
 
@@ -92,6 +95,37 @@ def train_step(path, fused):
         step()
 
 
+def checkpointed_steps(path, checkpointed):
+    """SGD steps of three residual LayerNorm-MLP blocks, both passes in one file: one step with
+    values, then five measured. checkpointed: each block under torch.utils.checkpoint
+    (non-reentrant), which runs its forward again in the backward."""
+    torch.manual_seed(0)
+    nn = torch.nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm, self.up, self.down = nn.LayerNorm(64), nn.Linear(64, 256), nn.Linear(256, 64)
+
+        def forward(self, x):
+            return x + self.down(torch.nn.functional.gelu(self.up(self.norm(x))))
+
+    blocks = nn.ModuleList(Block() for _ in range(3))
+    head = nn.Linear(64, 4)
+    opt = torch.optim.SGD(list(blocks.parameters()) + list(head.parameters()), lr=0.01)
+    x, y = torch.randn(32, 64), torch.randint(0, 4, (32,))
+    with magneton.record(path, fingerprints=True, fingerprint_steps=1, overwrite=True,
+                         command=f"scripts/record_fixture.py checkpoint checkpointed={checkpointed}") as rec:
+        for _ in range(6):
+            h = x
+            for block in blocks:
+                h = torch.utils.checkpoint.checkpoint(block, h, use_reentrant=False) if checkpointed else block(h)
+            torch.nn.functional.cross_entropy(head(h), y).backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            rec.step()
+
+
 def compact(path):
     """Small pages and no free space: the committed files stay small."""
     db = sqlite3.connect(path)
@@ -103,7 +137,7 @@ def compact(path):
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "tests", "data", "torch")
-    wanted = set(sys.argv[2:]) or {"gpt2", "cnn", "eig", "train"}
+    wanted = set(sys.argv[2:]) or {"gpt2", "cnn", "eig", "train", "checkpoint"}
     os.makedirs(out, exist_ok=True)
     torch.set_num_threads(1)
     written = []
@@ -127,6 +161,10 @@ def main():
     if "train" in wanted:
         for name, fused in (("train_gelu_composite.mgt", False), ("train_gelu_fused.mgt", True)):
             train_step(os.path.join(out, name), fused)
+            written.append(name)
+    if "checkpoint" in wanted:
+        for name, checkpointed in (("train_blocks.mgt", False), ("train_blocks_checkpointed.mgt", True)):
+            checkpointed_steps(os.path.join(out, name), checkpointed)
             written.append(name)
     for name in written:
         compact(os.path.join(out, name))

@@ -6,6 +6,8 @@
 #include "analysis/diff/diff.h"
 #include "analysis/diff/root_cause.h"
 #include "analysis/diff/rules.h"
+#include "analysis/diff/pass_split.h"
+#include "core/store.h"
 #include "diff_fixture.h"
 
 namespace magneton::analysis {
@@ -269,6 +271,67 @@ TEST(DiffRootCause, MoreDataLeadsWhereOnlyTheLeanerSideRunsOperatorsOfItsOwn) {
       << f.evidence[0].summary;
   ASSERT_GE(f.evidence.size(), 2u);
   EXPECT_EQ(f.evidence[1].kind, EvidenceClass::kOperators);
+}
+
+// Training steps of three residual blocks (scripts/record_fixture.py
+// checkpoint), plain (a) against each block under torch.utils.checkpoint (b),
+// both passes in each file: b's backward runs each block's forward again, up to
+// the last value it needs (norm, up projection, gelu; not the down
+// projection). Those are values b computed before: the finding says so and the
+// recomputation rule fixes it.
+Result<DiffReport> DiffBothPassFiles(const std::string& a_name, const std::string& b_name) {
+  const std::string dir = std::string(MAGNETON_TEST_DATA) + "/torch/";
+  auto a = LoadRun(dir + a_name), b = LoadRun(dir + b_name);
+  if (!a.ok()) return a.error();
+  if (!b.ok()) return b.error();
+  auto pa = SplitAtMeasuredPass(*a), pb = SplitAtMeasuredPass(*b);
+  if (!pa || !pb) return Error{ErrorCode::kCorrupt, "a fixture lacks one of the passes"};
+  DiffOptions o;
+  o.rules = ShippedRules();
+  return DiffRuns(pa->recorded, pb->recorded, &pa->measured, &pb->measured, o);
+}
+
+TEST(DiffRootCause, ActivationCheckpointingComputesValuesASecondTime) {
+  auto r = DiffBothPassFiles("train_blocks.mgt", "train_blocks_checkpointed.mgt");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const Finding& f = r->findings.at(0);
+  ASSERT_EQ(f.verdict, Verdict::kWaste) << f.why;
+  EXPECT_EQ(f.costly, 'b');
+  const Evidence& e = f.evidence.at(0);
+  ASSERT_EQ(e.kind, EvidenceClass::kOperators);
+  EXPECT_NE(e.summary.find("b computes 3 values a second time (first aten::native_layer_norm"), std::string::npos)
+      << e.summary;
+  const ParamDelta* again = nullptr;
+  for (const auto& d : e.params)
+    if (d.parameter == "recomputed values") again = &d;
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(again->value_a, "0");
+  EXPECT_EQ(again->value_b, "3");
+  ASSERT_EQ(f.rules.size(), 1u);
+  EXPECT_EQ(f.rules[0].id, "recomputation");
+}
+
+// A GELU written out (a) against the fused one (b) in a training step: a's
+// extra operators compute new values, and two of them the same product twice
+// (autograd's gradients of h * h, a small part of a's extra time). No
+// recomputation is named.
+TEST(DiffRootCause, ExtraOperatorsWithAFewRepeatedValuesAreNotRecomputation) {
+  const std::string dir = std::string(MAGNETON_TEST_DATA) + "/torch/";
+  auto a = LoadRun(dir + "train_gelu_composite.mgt"), b = LoadRun(dir + "train_gelu_fused.mgt");
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto one = [](const std::string&) { return 1.0; };
+  magneton::Run ma = fixture::MeasuredPass(*a, 3, one), mb = fixture::MeasuredPass(*b, 3, one);
+  DiffOptions o;
+  o.rules = ShippedRules();
+  auto r = DiffRuns(*a, *b, &ma, &mb, o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  bool operators = false;
+  for (const auto& f : r->findings) {
+    operators = operators || f.evidence_class() == EvidenceClass::kOperators;
+    EXPECT_FALSE(HasRule(f, "recomputation")) << f.label;
+    for (const auto& e : f.evidence) EXPECT_EQ(e.summary.find("a second time"), std::string::npos) << e.summary;
+  }
+  EXPECT_TRUE(operators);
 }
 
 TEST(DiffRootCause, SameElementCountInAnotherShapeIsNotMoreWork) {

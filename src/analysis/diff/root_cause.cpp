@@ -15,6 +15,7 @@
 #include "analysis/diff/call_site.h"
 #include "analysis/diff/dtype_origin.h"
 #include "analysis/diff/paired_ops.h"
+#include "analysis/diff/recompute.h"
 #include "analysis/diff/verdict.h"
 
 namespace magneton::analysis {
@@ -272,6 +273,26 @@ std::vector<std::string> NamesOf(const std::vector<NamedCount>& v) {
   return out;
 }
 
+// Operators that run again what their side computed before in the step
+// (recompute.h), where they are most of the costlier side's extra time: named
+// as such, with the count of each side beside them for the rules
+// (rules/operators.json). A few repeated values among other extra operators
+// (autograd's two equal products for x * x) are not what costs.
+void AddRecomputed(Evidence& e, const RegionSide& a, const std::vector<int64_t>& wa, const RegionSide& b,
+                   const std::vector<int64_t>& wb, char costly) {
+  const Recomputed ra = FindRecomputed(a, wa, NamesOf(e.only_a)), rb = FindRecomputed(b, wb, NamesOf(e.only_b));
+  const Recomputed& r = costly == 'a' ? ra : rb;
+  const Run& run = *(costly == 'a' ? a : b).run;
+  double extra = 0;
+  for (const auto& nc : costly == 'a' ? e.only_a : e.only_b) extra += nc.seconds;
+  if (r.ops == 0 || r.seconds < 0.5 * extra) return;
+  const Op& first = run.ops[r.first];
+  e.summary += fmt::format("; {} computes {} value{} a second time (first {} at {}, computed before at {})", costly,
+                           r.ops, r.ops == 1 ? "" : "s", first.name, Describe(UserCallSite(run, first.stack)),
+                           Describe(UserCallSite(run, run.ops[r.original].stack)));
+  e.params.push_back({"operators", "recomputed values", std::to_string(ra.ops), std::to_string(rb.ops)});
+}
+
 }  // namespace
 
 bool IsMetadataOp(const std::string& name) {
@@ -516,6 +537,7 @@ RootCause FindRootCause(const RegionSide& a, const RegionSide& b, char costly,
     int64_t oa = FirstDiffering(wa, *a.run, e.only_a), ob = FirstDiffering(wb, *b.run, e.only_b);
     if (oa >= 0 && ob >= 0)
       e.divergence = FirstDivergence(*a.run, a.run->ops[oa].stack, *b.run, b.run->ops[ob].stack);
+    AddRecomputed(e, a, wa, b, wb, costly);
     rc.evidence.push_back(std::move(e));
   }
 
