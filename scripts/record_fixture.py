@@ -1,6 +1,6 @@
 """Records the committed torch fixtures in tests/data/torch/ (real CPU runs).
 
-    PYTHONPATH=python python scripts/record_fixture.py [OUT_DIR] [gpt2 cnn eig train checkpoint]   (default: all)
+    PYTHONPATH=python python scripts/record_fixture.py [OUT_DIR] [gpt2 cnn eig train checkpoint collect]   (default: all)
 
 gpt2_2l_values.mgt    2-layer GPT-2 forward (transformers, random weights, seed 0), fingerprints on
 gpt2_2l_measured.mgt  the same forward, measured pass (no fingerprints)
@@ -13,6 +13,9 @@ train_gelu_fused.mgt       written out (tanh formula) vs F.gelu(approximate="tan
 train_blocks.mgt,          SGD training steps of three residual MLP blocks, plain vs each block
 train_blocks_checkpointed.mgt  under torch.utils.checkpoint (its forward recomputed in the backward);
                            both passes in one file: one step with values, five measured
+collect_list.mgt,          two linear layers over 48 batches, its outputs gathered in a list (joined after
+collect_cat.mgt            the loop) vs grown with torch.cat at every step; both passes in one file,
+                           from the third step
 
 Small on purpose: analysis tests load them on any machine, without torch."""
 
@@ -126,6 +129,28 @@ def checkpointed_steps(path, checkpointed):
             rec.step()
 
 
+def collect_steps(path, grow):
+    """Two linear layers over 48 batches of 64 rows: two steps unrecorded, one with values, the rest measured;
+    its outputs gathered in a list and joined once after the loop, or (grow) concatenated onto
+    the result at every step, which copies all rows gathered so far each time."""
+    torch.manual_seed(0)
+    layer = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.ReLU(), torch.nn.Linear(256, 256))
+    data = torch.randn(48, 64, 256)
+    with torch.no_grad(), magneton.record(path, fingerprints=True, fingerprint_steps=1, overwrite=True,
+                                          schedule=magneton.schedule(wait=2, active=46, repeat=1),
+                                          command=f"scripts/record_fixture.py collect grow={grow}") as rec:
+        out = torch.empty(0, 256) if grow else []
+        for x in data:
+            y = layer(x)
+            if grow:
+                out = torch.cat([out, y])
+            else:
+                out.append(y)
+            rec.step()
+        if not grow:
+            out = torch.cat(out)
+
+
 def compact(path):
     """Small pages and no free space: the committed files stay small."""
     db = sqlite3.connect(path)
@@ -137,7 +162,7 @@ def compact(path):
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "tests", "data", "torch")
-    wanted = set(sys.argv[2:]) or {"gpt2", "cnn", "eig", "train", "checkpoint"}
+    wanted = set(sys.argv[2:]) or {"gpt2", "cnn", "eig", "train", "checkpoint", "collect"}
     os.makedirs(out, exist_ok=True)
     torch.set_num_threads(1)
     written = []
@@ -165,6 +190,10 @@ def main():
     if "checkpoint" in wanted:
         for name, checkpointed in (("train_blocks.mgt", False), ("train_blocks_checkpointed.mgt", True)):
             checkpointed_steps(os.path.join(out, name), checkpointed)
+            written.append(name)
+    if "collect" in wanted:
+        for name, grow in (("collect_list.mgt", False), ("collect_cat.mgt", True)):
+            collect_steps(os.path.join(out, name), grow)
             written.append(name)
     for name in written:
         compact(os.path.join(out, name))

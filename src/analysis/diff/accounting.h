@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "analysis/diff/finding.h"
@@ -27,6 +28,15 @@ struct IterationAccount {
   double seconds = 0, host_seconds = kUnmeasured, busy_seconds = 0, idle_seconds = 0;
   double run = kUnmeasured, outside = kUnmeasured;  // the whole measured run, and outside its repetitions
   double matched_share() const { return total > 0 ? regions / total : 0; }
+  // The work in no region, by recorded op (per iteration, in the account's
+  // unit, with its seconds) and by repetition: what the unmatched-work
+  // finding names and tests for noise (unmatched_work.h).
+  struct OpShare {
+    double cost = 0, seconds = 0;
+  };
+  std::map<int64_t, OpShare> unmatched_by_op;
+  std::vector<double> unmatched_reps;
+  double unmatched_seconds = 0;
 };
 
 // in_region: by recorded op, whether a matched region holds it (nested ops

@@ -23,6 +23,7 @@
 #include "analysis/diff/region_cost.h"
 #include "analysis/diff/root_cause.h"
 #include "analysis/diff/same_work.h"
+#include "analysis/diff/unmatched_work.h"
 #include "analysis/diff/verdict.h"
 
 namespace magneton::analysis {
@@ -745,6 +746,7 @@ Result<DiffReport> Diff(const DiffInput& in_a, const DiffInput& in_b, const Matc
         "parameters and input layouts: noise, not waste, with what explains each (--all lists them)",
         same_work, same_work == 1 ? "" : "s", same_work == 1 ? "s" : "", options.threshold * 100));
   AddHostCpuFinding(in_a, in_b, ca, cb, report, options, g.findings);
+  if (auto unmatched = UnmatchedWorkFinding(ca, cb, report, options)) g.findings.push_back(std::move(*unmatched));
   // The iteration's idle (idle_time.h), where no timeline finding of that
   // side already names the waits at their place.
   if (auto idle = IdleFinding(ca, cb, report, options);

@@ -53,6 +53,7 @@ struct PassAlignment {
   // those outside every repetition (set-up, warm-up, summary); the most
   // frequent unaligned names with their counts.
   int64_t unaligned = 0, outside = 0;
+  int64_t aligned = 0;  // measured items aligned to a recorded one
   std::map<std::string, int64_t> unaligned_names;
 };
 
@@ -60,8 +61,9 @@ struct PassAlignment {
 std::string MostUnaligned(const PassAlignment& alignment, size_t n = 3);
 
 // Where the measured pass repeats the step's operators (kernels) but not
-// their shapes (a decoding loop over a growing sequence), aligns by names
-// alone (`by_names`). Fails, naming what differs, when the measured pass does
+// their shapes (a decoding loop over a growing sequence), or not all of them
+// (more than 1% of the items in its repetitions align with nothing), aligns by
+// names alone (`by_names`) if that aligns more. Fails, naming what differs, when the measured pass does
 // not repeat the recording's step even so, or when a measured pass without operators meets a
 // recording without kernels (recorded by an older Magneton).
 // `region_of_op`, where given: by recorded op id (nested ops too), the
