@@ -67,6 +67,9 @@ std::optional<Finding> UnmatchedWorkFinding(const CostModel& ca, const CostModel
                                             const DiffOptions& options) {
   const IterationAccount &aa = report.a.account, &ab = report.b.account;
   if (!aa.available || !ab.available || aa.total <= 0 || ab.total <= 0 || aa.energy != ab.energy) return std::nullopt;
+  // Without a value in common nothing says the two iterations are the same
+  // step (a loop over batches against a loop over each batch's rows).
+  if (report.regions.empty()) return std::nullopt;
   const bool energy = aa.energy;
   Finding f;
   f.a = Unmatched(aa);

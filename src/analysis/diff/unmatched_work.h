@@ -20,8 +20,9 @@ namespace magneton::analysis {
 // must be at least the threshold's share of the costlier iteration (not just
 // of the other side's unmatched work) and hold over the repetitions. The
 // evidence names each side's unmatched operators, costliest first, with their
-// call sites; operator rules apply to them. nullopt otherwise, or where a side
-// has no accounting.
+// call sites; operator rules apply to them. nullopt otherwise, where a side
+// has no accounting, or where no region matched (nothing shows that the two
+// iterations are the same step).
 std::optional<Finding> UnmatchedWorkFinding(const CostModel& ca, const CostModel& cb, const DiffReport& report,
                                             const DiffOptions& options);
 
