@@ -6,9 +6,9 @@
 #include "analysis/diff/diff.h"
 #include "analysis/diff/root_cause.h"
 #include "analysis/diff/rules.h"
-#include "analysis/diff/pass_split.h"
 #include "core/store.h"
 #include "diff_fixture.h"
+#include "recorded_diff.h"
 
 namespace magneton::analysis {
 namespace {
@@ -279,20 +279,8 @@ TEST(DiffRootCause, MoreDataLeadsWhereOnlyTheLeanerSideRunsOperatorsOfItsOwn) {
 // the last value it needs (norm, up projection, gelu; not the down
 // projection). Those are values b computed before: the finding says so and the
 // recomputation rule fixes it.
-Result<DiffReport> DiffBothPassFiles(const std::string& a_name, const std::string& b_name) {
-  const std::string dir = std::string(MAGNETON_TEST_DATA) + "/torch/";
-  auto a = LoadRun(dir + a_name), b = LoadRun(dir + b_name);
-  if (!a.ok()) return a.error();
-  if (!b.ok()) return b.error();
-  auto pa = SplitAtMeasuredPass(*a), pb = SplitAtMeasuredPass(*b);
-  if (!pa || !pb) return Error{ErrorCode::kCorrupt, "a fixture lacks one of the passes"};
-  DiffOptions o;
-  o.rules = ShippedRules();
-  return DiffRuns(pa->recorded, pb->recorded, &pa->measured, &pb->measured, o);
-}
-
 TEST(DiffRootCause, ActivationCheckpointingComputesValuesASecondTime) {
-  auto r = DiffBothPassFiles("train_blocks.mgt", "train_blocks_checkpointed.mgt");
+  auto r = recorded::DiffBothPasses("torch/train_blocks.mgt", "torch/train_blocks_checkpointed.mgt");
   ASSERT_TRUE(r.ok()) << r.error().message;
   const Finding& f = r->findings.at(0);
   ASSERT_EQ(f.verdict, Verdict::kWaste) << f.why;

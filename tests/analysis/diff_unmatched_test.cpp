@@ -8,30 +8,12 @@
 #include <string>
 
 #include "analysis/diff/diff.h"
-#include "analysis/diff/pass_split.h"
-#include "analysis/diff/rules.h"
-#include "core/store.h"
+#include "recorded_diff.h"
 
 namespace magneton::analysis {
 namespace {
 
-Result<DiffReport> DiffFixtures(const std::string& a_name, const std::string& b_name) {
-  const std::string dir = std::string(MAGNETON_TEST_DATA) + "/torch/";
-  auto a = LoadRun(dir + a_name), b = LoadRun(dir + b_name);
-  if (!a.ok()) return a.error();
-  if (!b.ok()) return b.error();
-  auto pa = SplitAtMeasuredPass(*a), pb = SplitAtMeasuredPass(*b);
-  if (!pa || !pb) return Error{ErrorCode::kCorrupt, "a fixture lacks one of the passes"};
-  DiffOptions o;
-  auto rules = LoadRulesDir(std::string(MAGNETON_TEST_DATA) + "/../../rules");
-  if (!rules.ok()) return rules.error();
-  o.rules = *rules;
-  return DiffRuns(pa->recorded, pb->recorded, &pa->measured, &pb->measured, o);
-}
-
-bool Noted(const DiffReport& r, const std::string& what) {
-  return std::any_of(r.notes.begin(), r.notes.end(), [&](const std::string& n) { return n.find(what) != std::string::npos; });
-}
+using recorded::Noted;
 
 const Finding* Unmatched(const DiffReport& r) {
   for (const auto& f : r.findings)
@@ -40,7 +22,7 @@ const Finding* Unmatched(const DiffReport& r) {
 }
 
 TEST(DiffUnmatched, AResultGrownByConcatenationAtEveryStepIsWorkOutsideTheRegions) {
-  auto r = DiffFixtures("collect_list.mgt", "collect_cat.mgt");
+  auto r = recorded::DiffBothPasses("torch/collect_list.mgt", "torch/collect_cat.mgt");
   ASSERT_TRUE(r.ok()) << r.error().message;
   // The step's cat grows; the rest of it repeats exactly. Aligned by names, the cat
   // is part of every repetition, not left aligned with nothing.
@@ -67,7 +49,7 @@ TEST(DiffUnmatched, AResultGrownByConcatenationAtEveryStepIsWorkOutsideTheRegion
 
 TEST(DiffUnmatched, APairOfOneProgramHasNoUnmatchedWorkFinding) {
   for (const char* name : {"collect_list.mgt", "collect_cat.mgt"}) {
-    auto r = DiffFixtures(name, name);
+    auto r = recorded::DiffBothPasses(std::string("torch/") + name, std::string("torch/") + name);
     ASSERT_TRUE(r.ok()) << r.error().message;
     EXPECT_EQ(Unmatched(*r), nullptr) << name;
   }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "analysis/diff/diff.h"
+#include "analysis/diff/pass_split.h"
 #include "analysis/diff/rules.h"
 #include "core/store.h"
 
@@ -35,6 +36,19 @@ inline DiffReport Diff(const magneton::Run& a, const magneton::Run& b, const mag
   auto r = DiffRuns(a, b, ma, mb, o);
   EXPECT_TRUE(r.ok()) << r.error().message;
   return r.ok() ? std::move(*r) : DiffReport{};
+}
+
+// Two files of both passes (recorded in one go, as `python -m magneton
+// record` writes them) under tests/data/, split and diffed as `magneton diff
+// a.mgt b.mgt` does.
+inline Result<DiffReport> DiffBothPasses(const std::string& a_path, const std::string& b_path) {
+  auto a = LoadRun(std::string(MAGNETON_TEST_DATA) + "/" + a_path);
+  auto b = LoadRun(std::string(MAGNETON_TEST_DATA) + "/" + b_path);
+  if (!a.ok()) return a.error();
+  if (!b.ok()) return b.error();
+  auto pa = SplitAtMeasuredPass(*a), pb = SplitAtMeasuredPass(*b);
+  if (!pa || !pb) return Error{ErrorCode::kCorrupt, "a file lacks one of the passes"};
+  return DiffRuns(pa->recorded, pb->recorded, &pa->measured, &pb->measured, Options());
 }
 
 inline bool Noted(const DiffReport& r, const std::string& what) {
