@@ -116,6 +116,18 @@ TEST(DiffRules, AFusedOptimizerIsNamedAndPageableMemoryOnlyForCopies) {
   EXPECT_EQ(ids(adam), std::vector<std::string>{"optimizer-not-fused"});
   adam.lean_ops = {"aten::_foreach_add_"};  // no fused step on the leaner side: another cause
   EXPECT_TRUE(ids(adam).empty());
+  // One parameter at a time against foreach (seen on a CPU training script, AdamW's default there).
+  RuleSubject single;
+  single.evidence = EvidenceClass::kOperators;
+  single.costly = 'a';
+  single.costly_ops = {"aten::div", "aten::copy_"};
+  single.lean_ops = {"aten::_foreach_mul_", "aten::_foreach_sqrt", "aten::_foreach_add_", "aten::_foreach_div_"};
+  EXPECT_EQ(ids(single), std::vector<std::string>{"optimizer-per-parameter"});
+  single.costly_ops = {"aten::copy_"};  // a copy alone is no optimizer's
+  EXPECT_TRUE(ids(single).empty());
+  single.lean_ops = {"aten::_fused_adamw_"};  // against a fused step: the fused rule's
+  single.costly_ops = {"aten::lerp_", "aten::addcdiv_"};
+  EXPECT_EQ(ids(single), std::vector<std::string>{"optimizer-not-fused"});
   RuleSubject args;
   args.evidence = EvidenceClass::kArguments;
   args.costly = 'a';
