@@ -22,7 +22,10 @@ that the step calls): part of a model, not its driver. A loop nested in
 another of the user's loops (in its function or a caller's) is taken once it
 has run NESTED_STEPS iterations in one pass of the outer loop (batches, not
 epochs), or when the outer loop's iteration ends with no operator run after
-the inner loop (an epoch of a few batches). Where operators did run there,
+the inner loop (an epoch of a few batches). A comprehension or generator
+expression nested in a loop (`torch.cat([model(r) for r in x])`, a batch's
+rows one at a time) is taken only that second way: it computes one value of
+the outer loop's iteration, which usually goes on with it. Where operators did run there,
 the inner loop is part of the outer loop's step (micro-batches accumulated
 before one optimizer step) and the outer loop is judged instead; so it is
 where an optimizer steps in some of the inner loop's iterations only (the
@@ -190,6 +193,7 @@ class ScriptSteps:
                 self._passed_over.add(loop)
             elif outer:
                 self._pending = _Nested(loop, outer, 2, now[0], self._optimizer_steps)
+                self._pending.comprehension = _comprehension(code, offset)
                 frame = sys._getframe(1)
                 self._pending.trains = torch_grad_enabled() and _trains(code, destination, frame)
             else:
@@ -207,7 +211,7 @@ class ScriptSteps:
             p.ops = self.counted_ops()
             p.stepped.append(self._optimizer_steps > p.optimizer_steps)
             p.optimizer_steps = self._optimizer_steps
-            if p.take_next or p.iterations >= NESTED_STEPS:
+            if p.take_next or (p.iterations >= NESTED_STEPS and not p.comprehension):
                 if not p.take_next and p.trains and not p.whole and not any(p.stepped) and \
                         p.iterations < MICRO_BATCHES:
                     # Gradients accumulated over many micro-batches before an optimizer step
@@ -309,6 +313,24 @@ class _Nested:
         self.whole = False       # whether a whole pass of the outer loop was seen
         self.take_next = False
         self.trains = False      # whether its body calls backward() with gradients on
+        self.comprehension = False  # a list, set or dict comprehension, or a generator expression
+
+
+_BUILDS = {"LIST_APPEND", "SET_ADD", "MAP_ADD"}
+
+
+@functools.lru_cache(maxsize=1024)
+def _comprehension(code: types.CodeType, offset: int) -> bool:
+    """Whether the loop whose iteration ends with the jump at `offset` is a comprehension's (its
+    iteration ends adding to the list, set or dict it builds) or a generator expression's."""
+    if code.co_name == "<genexpr>":
+        return True
+    before = None
+    for ins in dis.get_instructions(code):
+        if ins.offset == offset:
+            return before is not None and before.opname in _BUILDS
+        before = ins
+    return False
 
 
 @functools.lru_cache(maxsize=1024)

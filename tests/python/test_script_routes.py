@@ -359,6 +359,33 @@ def test_a_loop_that_builds_the_data_is_not_the_step(tmp_path):
     assert f"evaluate.py:{line} (evaluate), 20 iterations" in p.stderr, p.stderr
 
 
+def test_a_comprehension_over_each_batchs_rows_is_part_of_the_batch_loops_step(tmp_path):
+    # Inference one row at a time (tried as a new user would: a classifier over
+    # 100 batches, each batch's rows run through the model in a comprehension,
+    # then joined): the comprehension runs more than NESTED_STEPS iterations in
+    # the batch loop's first iteration, which then goes on with its result; the
+    # step is the batch loop, as on the side that runs each batch at once.
+    script = tmp_path / "classify.py"
+    source = textwrap.dedent("""
+        import torch
+        torch.manual_seed(0)
+        torch.set_num_threads(1)
+        model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.Linear(64, 4)).eval()
+        data = torch.randn(12, 16, 32)
+        total = torch.zeros(4)
+        with torch.no_grad():
+            for x in data:                                                   # the step loop
+                logits = torch.cat([model(row.unsqueeze(0)) for row in x])   # one row at a time
+                total += logits.softmax(-1).sum(0)
+        print("total", float(total.sum()))
+    """)
+    script.write_text(source)
+    line = _line_of(source, "# the step loop")
+    p = _record_script(script, tmp_path / "c.mgt")
+    assert p.returncode == 0 and "total" in p.stdout, p.stderr
+    assert f"classify.py:{line} (<module>), 12 iterations" in p.stderr, p.stderr
+
+
 def test_a_training_loop_in_a_method_of_the_users_module_is_the_step_loop(tmp_path):
     # Called directly (model.fit()), not through Module.__call__: the loop drives the model.
     script = tmp_path / "fit.py"
