@@ -11,7 +11,12 @@ SHARE of the samples of the last WINDOW taken while operators ran are
 adopted, and their jumps are switched on again (sys.monitoring's
 restart_events) to be judged as the user's loops are. A sample whose user
 frames sit inside a loop of the user's counts for nothing: that loop
-drives the steps and is watched already.
+drives the steps and is watched already. Only frames the script called are
+looked at, not the code that runs the script (runpy's, magneton's): a loop
+there encloses every sample, and adopted, it made every loop of the
+script a nested one (a decoding loop at the top of a script was taken at
+its 8th iteration, not its 2nd, where building the model had taken long
+enough to be sampled).
 """
 
 from __future__ import annotations
@@ -30,8 +35,9 @@ SHARE = 0.6     # of the samples in the window taken while operators ran
 class LibraryLoops:
     """Samples the stack of the thread that constructs it until stop() or found()."""
 
-    def __init__(self, is_users: Callable, loops_at: Callable, counted_ops: Callable[[], int]):
+    def __init__(self, is_users: Callable, loops_at: Callable, counted_ops: Callable[[], int], script=None):
         self.adopted: frozenset = frozenset()  # (code, loop head) of installed loops watched as the user's
+        self._script = script  # the script's top-level code: the frames below it run the script
         self._is_users = is_users
         self._loops_at = loops_at  # (code, offset) -> the loops of code whose body holds it
         self._counted_ops = counted_ops
@@ -87,6 +93,8 @@ class LibraryLoops:
                     return None
             elif not code.co_filename.startswith(_OWN):
                 loops |= around
+            if code is self._script:
+                break
             frame = frame.f_back
         return loops
 

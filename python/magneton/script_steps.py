@@ -97,7 +97,7 @@ class ScriptSteps:
         self._hooks: list = []             # torch's hook handles, removed once the loop is found
         self._times = [0.0, 0.0, 0.0]      # monotonic seconds: the loop found, its last iteration's end, stop()
         # Installed loops that drive the steps where no loop of the user's encloses them (a Trainer's).
-        self._library = LibraryLoops(self._is_users, _loops_at, counted_ops)
+        self._library = LibraryLoops(self._is_users, _loops_at, counted_ops, code)
 
     def start(self) -> bool:
         """Starts watching; False when no sys.monitoring tool id is free (or Python < 3.12)."""

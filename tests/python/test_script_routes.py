@@ -386,6 +386,38 @@ def test_a_comprehension_over_each_batchs_rows_is_part_of_the_batch_loops_step(t
     assert f"classify.py:{line} (<module>), 12 iterations" in p.stderr, p.stderr
 
 
+def test_a_long_set_up_does_not_delay_the_recorded_step(tmp_path):
+    # A set-up that runs operators for seconds outside any loop of the script's
+    # (seen on a GPU: building GPT-2 and moving it there): the stack sampler,
+    # looking for a library's step loop, took a loop of the code that runs the
+    # script (runpy's) for one, and the script's own loop became a nested one,
+    # taken at its 8th iteration. The recorded step is the third iteration, as
+    # after a short set-up: both sides of a decoding pair record the same position.
+    script = tmp_path / "long_setup.py"
+    source = textwrap.dedent("""
+        import torch
+        torch.manual_seed(0)
+        torch.set_num_threads(1)
+        w = torch.randn(256, 256)
+        checks = sorted(range(8000), key=lambda i: float((torch.randn(128, 256) @ w).sum()))  # seconds of set-up
+        model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 4))
+        data = torch.randn(10, 8, 32)
+        with torch.no_grad():
+            for step in range(10):                                       # the step loop
+                y = model(data[step] * (step + 1))
+        print("done", float(y.sum()))
+    """)
+    script.write_text(source)
+    out = tmp_path / "l.mgt"
+    p = _record_script(script, out)
+    assert p.returncode == 0 and "done" in p.stdout, p.stderr
+    magneton = pytest.importorskip("magneton")
+    run = magneton.load_run(str(out))
+    start = int(run["info"]["extra"]["measured_from_ns"])
+    picked = [op["args"] for op in run["ops"] if op["start_ns"] < start and op["name"] == "aten::select"]
+    assert picked == ["dim=0, index=2"], picked
+
+
 def test_a_training_loop_in_a_method_of_the_users_module_is_the_step_loop(tmp_path):
     # Called directly (model.fit()), not through Module.__call__: the loop drives the model.
     script = tmp_path / "fit.py"
