@@ -1,11 +1,11 @@
 #include "analysis/diff/accounting.h"
 
-#include "analysis/diff/root_cause.h"
-
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <unordered_set>
+
+#include "analysis/diff/root_cause.h"
 
 namespace magneton::analysis {
 
