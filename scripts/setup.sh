@@ -12,7 +12,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 apt_pkgs=(cmake ninja-build g++ pkg-config libsqlite3-dev sqlite3 nlohmann-json3-dev
           libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
           libeigen3-dev libunwind-dev libdtl-dev libpng-dev clang libclang-rt-14-dev python3-venv python3-dev
-          chromium)
+          chromium ccache)
 
 missing=()
 for p in "${apt_pkgs[@]}"; do

@@ -16,7 +16,8 @@ cd "$here"
 logs=$(mktemp -d "${TMPDIR:-/tmp}/magneton-test.XXXXXX")
 trap 'rm -rf "$logs"' EXIT
 failed=()
-step() { echo; echo "== $*"; }
+# Each step says when it began (seconds since the start), so a slow one shows.
+step() { echo; echo "== $* (at ${SECONDS} s)"; }
 
 step "set-up and build (build/)"
 venv=$(scripts/build.sh | tail -n 1) || { echo "test.sh: build failed" >&2; exit 1; }
@@ -82,7 +83,7 @@ if [ "$fuzz_seconds" != 0 ]; then
 fi
 
 echo
-echo "== summary"
+echo "== summary (${SECONDS} s in all)"
 # ctest's closing lines ("100% tests passed, ..." and "Total Test time"), then pytest's last line.
 for run in "ctest (build/):ctest" "ctest (build-asan/):ctest-asan"; do
   [ -f "$logs/${run##*:}" ] || continue

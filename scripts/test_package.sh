@@ -28,6 +28,7 @@ site() { "$1" -c 'import sysconfig; print(sysconfig.get_path("purelib"))'; }
 site "$shared/bin/python" > "$(site "$venv/bin/python")/magneton-reuse-shared-venv.pth"
 
 echo "package: pip install $here"
+. "$here/scripts/compiler_cache.sh"
 t0=$(date +%s)
 (cd "$work" && env -u PYTHONPATH "$venv/bin/python" -m pip install -q --disable-pip-version-check "$here")
 echo "package: installed in $(( $(date +%s) - t0 )) s"
