@@ -64,6 +64,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--no-kernels", action="store_true", help="skip CUDA kernel tracing")
     r.add_argument("--ops", action="store_true",
                    help="measured pass: record every operator too (slows launch-bound programs; to debug the recorder)")
+    r.add_argument("--framework", choices=("auto", "torch", "jax"), default="auto",
+                   help="what the script computes with (default auto: jax where the script imports jax, flax, "
+                        "optax, equinox or haiku; else torch)")
     r.add_argument("-v", "--verbose", action="store_true", help="print a summary to stderr at the end")
     r.add_argument("-m", dest="module", help="run a module (as python -m) instead of a script")
     r.add_argument("target", nargs=argparse.REMAINDER, help="script.py [args...] (or module args with -m)")
@@ -202,6 +205,12 @@ def main(argv=None) -> int:
     except (OSError, SyntaxError, ImportError) as e:
         sys.stderr.write(f"magneton: record: {e}\n")
         return 2
+    if args.framework == "jax" or (args.framework == "auto" and _imports_jax(code)):
+        if args.passes != "both":
+            sys.stderr.write(f"magneton: record: --pass {args.passes}: a JAX script records both passes from one "
+                             "run (the default); for one function use magneton.record_jax (docs/jax.md)\n")
+            return 2
+        return _record_jax_script(args, code, file, target_argv)
     try:
         rec = _recording(args, command)
         rec.__enter__()
@@ -255,9 +264,8 @@ def main(argv=None) -> int:
     elif steps is not None and steps.loop is None:
         which = (f"no loop at line {args.step_line}" if args.step_line is not None
                  else f"no loop of {steps_min()} or more computing operators per iteration")
-        how = ("the script ran JAX, whose operations this route does not see: record its step function with "
-               "magneton.record_jax (docs/jax.md), or, on a GPU, the whole program kernel by kernel with "
-               f"`magneton record -o {args.output} -- python {file}` (docs/tracing.md)" if jax_ran else
+        how = ("the script ran JAX, whose operations this route sees only as a JAX script's: record it with "
+               "--framework jax (the script's own code imports no JAX, so torch was assumed)" if jax_ran else
                ("" if args.step_line is not None else "operators that only make, move or view data do not count: "
                 "name a loop with --step-line N, ") +
                "record around the loop with magneton.record(...) and rec.step(), or use --pass recording and "
@@ -270,6 +278,64 @@ def main(argv=None) -> int:
         s = rec.summary or {}
         where = f"; steps: {steps.describe()}, {steps.iterations} iterations" if steps is not None else ""
         sys.stderr.write(f"magneton: wrote {rec.path}: {s.get('ops', 0)} ops, {s.get('tensors', 0)} tensors{where}\n")
+    return status
+
+
+def _imports_jax(code) -> bool:
+    from magneton.jax_script import imports_jax
+
+    return imports_jax(code)
+
+
+def _record_jax_script(args, code, file: str, target_argv: list) -> int:
+    """The one-command route for a script that computes with JAX (jax_script.py)."""
+    from magneton.jax_script import JaxScript
+    from magneton.script_steps import ScriptSteps
+
+    route = JaxScript(args.output, warmup=args.warmup, steps=args.steps, energy=args.energy,
+                      kernels=not args.no_kernels, stacks=not args.no_stacks, overwrite=args.force)
+
+    def on_step():
+        route.on_step()
+        if route.steps == args.warmup - 1:  # the loop is found and its step function chosen: say which
+            what = (f"the next call of {route.target.name} (the heaviest jitted function it calls) is recorded with "
+                    f"values, {f'the next {args.steps}' if args.steps > 0 else 'every later'} iteration measured"
+                    if route.target is not None else "it calls no jitted function, so nothing is recorded")
+            sys.stderr.write(f"magneton: record: step loop: {steps.describe(short=True)}"
+                             f"{', found by sampling' if steps.sampled else ''}; {what}\n")
+
+    steps = ScriptSteps(code, route.counted_ops, on_step, args.step_line)
+    if not steps.start():
+        sys.stderr.write("magneton: record: cannot watch the script's loops (no free sys.monitoring tool id); "
+                         "record the step function with magneton.record_jax (docs/jax.md)\n")
+        return 2
+    route.start()
+    try:
+        status = _run_code(code, file, target_argv, bool(args.module))
+    finally:
+        steps.stop()
+        route.stop()
+    try:
+        result = route.finish()
+    except Exception as e:  # noqa: BLE001 - the program's status wins; say what was lost
+        sys.stderr.write(f"magneton: record: writing {args.output} failed: {e}\n")
+        return status if status else 1
+    if result is None and route.error is None:
+        if steps.loop is None:
+            why = (f"no loop at line {args.step_line} ran three times" if args.step_line is not None else
+                   f"no loop calling jitted functions of {steps_min()} or more equations per iteration ran three "
+                   "times")
+            if status and route.watched:  # it called jitted functions: perhaps too few times before it failed
+                why = f"the script exited with status {status} before any loop of it ran three times"
+        else:
+            why = "its step loop called no jitted function after the warm-up"
+        sys.stderr.write(f"magneton: record: {args.output}: not written: {why} in {file} (steps are found by their "
+                         "calls of jax.jit functions: jit the step, name its loop with --step-line N, or record the "
+                         "step function with magneton.record_jax, docs/jax.md)\n")
+    elif args.verbose and result is not None:
+        s = result.summary
+        sys.stderr.write(f"magneton: wrote {args.output}: {s.get('ops', 0)} ops, {s.get('tensors', 0)} tensors; "
+                         f"steps: {steps.describe()}, {route.measured} measured\n")
     return status
 
 

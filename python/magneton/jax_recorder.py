@@ -34,7 +34,7 @@ from magneton.jax.graph import NONE, Graph, Range
 from magneton.jax.walk import Walker
 from magneton.recorder import IDLE_HOLD_SECONDS
 
-__all__ = ["record_jax", "JaxRecording", "dataflow_completeness"]
+__all__ = ["record_jax", "JaxRun", "JaxRecording", "dataflow_completeness"]
 
 ENERGY_CHOICES = ("none", "nvml", "rapl", "auto")
 WRITE_EVERY_NS = 500_000_000  # the op-level executions' rows are written this often
@@ -75,126 +75,216 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
         next, as a loop that reads every result does (a loss printed each
         step, a sample handed on); the default queues the calls back to back.
     """
-    if repeat < 1:
-        raise ValueError(f"repeat={repeat}: must be at least 1")
     if measured < 0 or (measured and path is None):
         raise ValueError(f"measured={measured}: must be 0, or at least 1 with a path to write the calls to")
-    if energy not in ENERGY_CHOICES:
-        raise ValueError(f"energy={energy!r}: expected one of {', '.join(ENERGY_CHOICES)}")
-    if path is not None and os.path.exists(path) and not overwrite:  # before any work; the writer checks again
-        raise FileExistsError(f"{path}: already exists; not overwriting it (pass overwrite=True)")
-    leaves = jax.tree_util.tree_leaves(args)
-    closed, out_shape = jax.make_jaxpr(fn, return_shape=True)(*args)
-    out_tree = jax.tree_util.tree_structure(out_shape)
-
-    # Value pass: ops, dataflow, fingerprints.
-    devices = environment.Devices()
-    fp = native.Fingerprinter(**(fingerprint_options or {})) if fingerprints else None
-    g = Graph()
-    walker = Walker(g, fp, devices.of, max_unroll=max_unroll, stacks=stacks, base_frames=_caller_frames())
-    walker.run(closed, leaves)
-    top_ops = [op.id for op in g.ops if op.parent == NONE]
-
-    # Warm-up: compiles the jit executables, so the measured pass sees none of it.
-    timeline.measured_pass(closed, leaves, top_ops, timeline.NoSession())
+    run = JaxRun(fn, args, path=path, energy=energy, fingerprints=fingerprints, repeat=repeat, overwrite=overwrite,
+                 kernels=kernels, stacks=stacks, max_unroll=max_unroll, fingerprint_options=fingerprint_options,
+                 warm_call=measured > 0)
     if measured:
-        jax.block_until_ready(fn(*args))  # the program's own call compiles (or traces) apart
-    plans = _kernel_plans(closed, top_ops, g, len(g.ops), repeat) if path and kernels and devices.rows else {}
+        run.begin_calls()
+        out = None
+        try:
+            for _ in range(measured):
+                out = fn(*args)
+                if wait_each:
+                    jax.block_until_ready(out)
+                run.mark_call()
+            jax.block_until_ready(out)
+        except BaseException:
+            run.calls_failed()
+            raise
+        run.end_calls()
+    return run.finish()
 
-    session = timeline.NoSession()
-    start_ns = time.monotonic_ns()
-    if path is not None:
-        writer = native.jax_writer()
-        if writer is None:
-            raise ImportError(f"writing a run needs the torch extension: {native.load_error()}")
-        session = writer.Session(path, overwrite=overwrite, energy=energy, kernels=kernels,
-                                 command=environment.command_line(), start_ns=start_ns,
-                                 devices=devices.rows)
-    n_ops = len(g.ops)
-    if path is not None:
-        # What is known before the measured pass goes to the file at once; then
-        # each execution's rows as it ends: a killed recording keeps all but the last.
-        ids = list(session.device_ids)
-        _map_devices(g, lambda local: ids[local])
-        g.config = environment.config_snapshot()
-        session.write({"frames": _rows(g.frames), "stacks": _rows(g.stacks), "config": g.config,
-                       "extra": environment.info_extra()})
-    windows, outputs, ranges, pending = {}, None, [], []
 
-    def write_pending():
-        # Rows of the executions since the last write; building them is the
-        # recorder's work, so it waits until the executions stop for a while.
-        for k, w in pending:
-            execution = timeline.execution_rows(g, k, dict(zip(top_ops, w)), walker.busy_ns)
-            session.write({"tensors": _rows(execution.tensors), "ops": _rows(execution.ops)})
-            ranges.extend(_scope_ranges(execution, first_id=len(ranges)))
-            if k == 0:
-                g.ops = execution.ops  # the in-memory recording keeps execution 0, timed
-        pending.clear()
+class JaxRun:
+    """One JAX recording in its three phases, so that a caller can drive the
+    program's own calls between them (record_jax loops over fn; the
+    one-command route lets the script's loop make them, jax_script.py):
+    constructing it runs the value pass and the op-level executions (the
+    recording), `begin_calls`/`mark_call`/`end_calls` frame the program's own
+    calls, `finish` links the kernels and closes the file."""
 
-    try:
-        start_ns = time.monotonic_ns()  # the run's window is the measured pass
-        written_ns = start_ns
-        for k in range(repeat):
-            w, outputs = timeline.measured_pass(closed, leaves, top_ops, session, op_offset=k * n_ops)
-            windows.update({op + k * n_ops: win for op, win in zip(top_ops, w)})
-            if path is not None:
-                pending.append((k, w))
-                # A killed recording keeps the executions written up to half a
-                # second before; a shorter one has no writes inside its window.
-                if time.monotonic_ns() - written_ns > WRITE_EVERY_NS:
-                    write_pending()
-                    written_ns = time.monotonic_ns()
-        end_ns = time.monotonic_ns()
-        write_pending()
-    except BaseException:
+    def __init__(self, fn, args, path: Optional[str] = None, energy: str = "none", fingerprints: bool = True,
+                 repeat: int = 1, overwrite: bool = False, kernels: bool = True, stacks: bool = True,
+                 max_unroll: int = 256, fingerprint_options: Optional[dict] = None, warm_call: bool = False,
+                 base_frames: Optional[list] = None):
+        if repeat < 1:
+            raise ValueError(f"repeat={repeat}: must be at least 1")
+        if energy not in ENERGY_CHOICES:
+            raise ValueError(f"energy={energy!r}: expected one of {', '.join(ENERGY_CHOICES)}")
+        if path is not None and os.path.exists(path) and not overwrite:  # before any work; the writer checks again
+            raise FileExistsError(f"{path}: already exists; not overwriting it (pass overwrite=True)")
+        self.path, self.energy, self.repeat = path, energy, repeat
+        leaves = jax.tree_util.tree_leaves(args)
+        closed, out_shape = jax.make_jaxpr(fn, return_shape=True)(*args)
+        closed = _without_donation(closed)  # the op-level executions must leave the program's inputs alive
+        self._out_tree = jax.tree_util.tree_structure(out_shape)
+
+        # Value pass: ops, dataflow, fingerprints.
+        self.devices = devices = environment.Devices()
+        self._fp = fp = native.Fingerprinter(**(fingerprint_options or {})) if fingerprints else None
+        self.g = g = Graph()
+        self._walker = walker = Walker(g, fp, devices.of, max_unroll=max_unroll, stacks=stacks,
+                                       base_frames=base_frames if base_frames is not None else _caller_frames())
+        walker.run(closed, leaves)
+        top_ops = [op.id for op in g.ops if op.parent == NONE]
+
+        # Warm-up: compiles the jit executables, so the measured pass sees none of it.
+        timeline.measured_pass(closed, leaves, top_ops, timeline.NoSession())
+        if warm_call:
+            jax.block_until_ready(fn(*args))  # the program's own call compiles (or traces) apart
+        self._plans = _kernel_plans(closed, top_ops, g, len(g.ops), repeat) if path and kernels and devices.rows \
+            else {}
+
+        self.session = session = timeline.NoSession()
+        start_ns = time.monotonic_ns()
         if path is not None:
-            session.stop({"stats": [{"name": "jax_measured_pass_failed", "severity": "error", "value": 1,
-                                     "description": "the measured pass raised; the run holds no ops"}]},
-                         time.monotonic_ns())
-        raise
-    measured_from, host_calls = None, {}
-    if measured and not session.kernel_tracer:
-        # Nothing of the calls can be aligned with the op-level executions, which
-        # stay the measurement of each region; the calls give the time per call
-        # as the program runs (a function not jitted re-traces its transforms
-        # on every call, which the op-level executions leave out), as the torch
-        # recorder's untraced steps do.
-        jax.block_until_ready(outputs)
-        marks = _host_timed_calls(fn, args, measured, wait_each, session)
-        first, thread = len(ranges), threading.get_native_id()
-        ranges.extend(Range(id=first + i, name="step", domain="magneton", thread=thread, start_ns=t, end_ns=t)
-                      for i, t in enumerate(marks))
-        host_calls = {"kernels_traced_until_ns": str(end_ns)}
-        end_ns = marks[-1]
-        g.add_stat("jax_measured_calls_host_timed", "info", measured,
-                   "no kernel trace: the program's own calls were timed on the host only (step marks); the "
-                   "op-level executions cost the regions")
-    elif measured:
-        jax.block_until_ready(outputs)
-        measured_from, end_ns = _measured_calls(fn, args, measured, session, wait_each)
+            writer = native.jax_writer()
+            if writer is None:
+                raise ImportError(f"writing a run needs the torch extension: {native.load_error()}")
+            session = self.session = writer.Session(path, overwrite=overwrite, energy=energy, kernels=kernels,
+                                                    command=environment.command_line(), start_ns=start_ns,
+                                                    devices=devices.rows)
+        self._n_ops = n_ops = len(g.ops)
+        if path is not None:
+            # What is known before the measured pass goes to the file at once; then
+            # each execution's rows as it ends: a killed recording keeps all but the last.
+            ids = list(session.device_ids)
+            _map_devices(g, lambda local: ids[local])
+            g.config = environment.config_snapshot()
+            session.write({"frames": _rows(g.frames), "stacks": _rows(g.stacks), "config": g.config,
+                           "extra": environment.info_extra()})
+        self._windows, outputs, self._ranges, pending = {}, None, [], []
 
-    if path is None:
-        timeline.replicate(g, repeat)
-        timeline.lay_out(g, walker.busy_ns * repeat, windows)
-        g.config = environment.config_snapshot()
-    timeline.scope_ranges(g)
-    g.info = {"command": environment.command_line(), "start_ns": start_ns, "end_ns": end_ns,
-              "extra": {**environment.info_extra(), **_iteration_extra(repeat, measured_from), **host_calls}}
-    g.devices = devices.rows
-    executions_in_graph = 1 if path is not None else repeat
-    _add_stats(g, fp, walker, repeat, repeat // executions_in_graph)
+        def write_pending():
+            # Rows of the executions since the last write; building them is the
+            # recorder's work, so it waits until the executions stop for a while.
+            for k, w in pending:
+                execution = timeline.execution_rows(g, k, dict(zip(top_ops, w)), walker.busy_ns)
+                session.write({"tensors": _rows(execution.tensors), "ops": _rows(execution.ops)})
+                self._ranges.extend(_scope_ranges(execution, first_id=len(self._ranges)))
+                if k == 0:
+                    g.ops = execution.ops  # the in-memory recording keeps execution 0, timed
+            pending.clear()
 
-    tensors = len(g.tensors) + (repeat - 1) * _produced(g) if path is not None else len(g.tensors)
-    summary = {"ops": n_ops * repeat, "tensors": tensors, "equations_per_execution": n_ops,
-               "fingerprint_failures": fp.failures if fp else 0, "kernel_tracer": False}
-    if path is not None:
-        _hold_idle(session, energy, devices.rows, g.info["extra"])
-        kernel_ops = _link_kernels(session, plans, g, windows, measured_from)
-        summary.update(session.stop({"ranges": _rows(ranges), "stats": _rows(g.stats),
-                                     "extra": g.info["extra"], "start_ns": start_ns}, end_ns, kernel_ops))
-    return JaxRecording(outputs=jax.tree_util.tree_unflatten(out_tree, outputs), graph=g, path=path,
-                        summary=summary)
+        try:
+            self.start_ns = start_ns = time.monotonic_ns()  # the run's window is the measured pass
+            written_ns = start_ns
+            for k in range(repeat):
+                w, outputs = timeline.measured_pass(closed, leaves, top_ops, session, op_offset=k * n_ops)
+                self._windows.update({op + k * n_ops: win for op, win in zip(top_ops, w)})
+                if path is not None:
+                    pending.append((k, w))
+                    # A killed recording keeps the executions written up to half a
+                    # second before; a shorter one has no writes inside its window.
+                    if time.monotonic_ns() - written_ns > WRITE_EVERY_NS:
+                        write_pending()
+                        written_ns = time.monotonic_ns()
+            self.end_ns = time.monotonic_ns()
+            write_pending()
+        except BaseException:
+            if path is not None:
+                session.stop({"stats": [{"name": "jax_measured_pass_failed", "severity": "error", "value": 1,
+                                         "description": "the measured pass raised; the run holds no ops"}]},
+                             time.monotonic_ns())
+            raise
+        self.outputs = outputs
+        self._calls = 0
+        self._marks: Optional[list] = None   # host-timed calls: their step marks
+        self._measured_from: Optional[int] = None
+        self._host_calls: dict = {}
+
+    def begin_calls(self) -> None:
+        """The program's own calls begin now (after the op-level executions'
+        outputs are ready). With a kernel trace the start goes to the file at
+        once, as the torch recorder notes its switch: a killed recording still splits."""
+        if self.path is None:
+            raise ValueError("the program's own calls need a path to write them to")
+        jax.block_until_ready(self.outputs)
+        now = time.monotonic_ns()
+        if self.session.kernel_tracer:
+            self._measured_from = now
+            self.session.write({"extra": {"measured_from_ns": str(now)}})
+        else:
+            self._marks = [now]
+
+    def mark_call(self) -> None:
+        """A call (an iteration of the program's loop) ended: a step mark."""
+        self._calls += 1
+        if self._marks is not None:
+            self._marks.append(time.monotonic_ns())
+        else:
+            self.session.mark_step()
+
+    def end_calls(self) -> None:
+        """The last call's outputs are ready: the stretch of calls ends now."""
+        now = time.monotonic_ns()
+        if self._marks is None:
+            self.end_ns = now
+            return
+        if self._calls == 0:  # no call to time: the file is as without them
+            self._marks = None
+            return
+        # Without a kernel trace nothing of the calls can be aligned with the
+        # op-level executions, which stay the measurement of each region; the
+        # calls give the time per call as the program runs (a function not
+        # jitted re-traces its transforms on every call, which the op-level
+        # executions leave out), as the torch recorder's untraced steps do.
+        # The last call's step ends when its outputs are ready.
+        marks = self._marks[:-1] + [now]
+        first, thread = len(self._ranges), threading.get_native_id()
+        self._ranges.extend(Range(id=first + i, name="step", domain="magneton", thread=thread, start_ns=t, end_ns=t)
+                            for i, t in enumerate(marks))
+        self._host_calls = {"kernels_traced_until_ns": str(self.end_ns)}
+        self.end_ns = marks[-1]
+        self.g.add_stat("jax_measured_calls_host_timed", "info", len(marks) - 1,
+                        "no kernel trace: the program's own calls were timed on the host only (step marks); the "
+                        "op-level executions cost the regions")
+
+    def calls_failed(self) -> None:
+        self.session.stop({"stats": [{"name": "jax_measured_calls_failed", "severity": "error", "value": 1,
+                                      "description": "the program's own calls after the op-level executions raised"}]},
+                          time.monotonic_ns())
+
+    def finish(self) -> JaxRecording:
+        """Links the kernels, writes what is left and closes the file."""
+        g, repeat, path = self.g, self.repeat, self.path
+        if path is None:
+            timeline.replicate(g, repeat)
+            timeline.lay_out(g, self._walker.busy_ns * repeat, self._windows)
+            g.config = environment.config_snapshot()
+        timeline.scope_ranges(g)
+        g.info = {"command": environment.command_line(), "start_ns": self.start_ns, "end_ns": self.end_ns,
+                  "extra": {**environment.info_extra(), **_iteration_extra(repeat, self._measured_from),
+                            **self._host_calls}}
+        g.devices = self.devices.rows
+        executions_in_graph = 1 if path is not None else repeat
+        _add_stats(g, self._fp, self._walker, repeat, repeat // executions_in_graph)
+
+        tensors = len(g.tensors) + (repeat - 1) * _produced(g) if path is not None else len(g.tensors)
+        summary = {"ops": self._n_ops * repeat, "tensors": tensors, "equations_per_execution": self._n_ops,
+                   "fingerprint_failures": self._fp.failures if self._fp else 0, "kernel_tracer": False}
+        if path is not None:
+            _hold_idle(self.session, self.energy, self.devices.rows, g.info["extra"])
+            kernel_ops = _link_kernels(self.session, self._plans, g, self._windows, self._measured_from)
+            summary.update(self.session.stop({"ranges": _rows(self._ranges), "stats": _rows(g.stats),
+                                              "extra": g.info["extra"], "start_ns": self.start_ns},
+                                             self.end_ns, kernel_ops))
+        return JaxRecording(outputs=jax.tree_util.tree_unflatten(self._out_tree, self.outputs), graph=g, path=path,
+                            summary=summary)
+
+
+def _without_donation(closed):
+    """The jaxpr with no top-level equation donating its inputs: the op-level
+    executions run before the program's own call (or calls) on the same
+    arrays, which a donating executable would invalidate."""
+    jaxpr = closed.jaxpr
+    eqns = [e.replace(params={**e.params, "donated_invars": (False,) * len(e.params["donated_invars"])})
+            if any(e.params.get("donated_invars", ())) else e for e in jaxpr.eqns]
+    if all(a is b for a, b in zip(eqns, jaxpr.eqns)):
+        return closed
+    return jcore.ClosedJaxpr(jaxpr.replace(eqns=eqns), closed.consts)
 
 
 def _iteration_extra(repeat: int, measured_from: Optional[int]) -> dict:
@@ -206,55 +296,6 @@ def _iteration_extra(repeat: int, measured_from: Optional[int]) -> dict:
     if measured_from is None:
         return {"iterations": str(repeat)}
     return {"measured_from_ns": str(measured_from)}
-
-
-def _measured_calls(fn, args, n: int, session, wait_each: bool) -> tuple:
-    """Calls fn(*args) n times as the program's loop does (waiting for each
-    call's outputs with wait_each), marking each call's end (a step mark);
-    returns (start, end) of the stretch, its end after the last call's outputs
-    are ready. The start goes to the file at once, as the torch recorder notes
-    its switch: a killed recording still splits."""
-    start = time.monotonic_ns()
-    try:
-        session.write({"extra": {"measured_from_ns": str(start)}})
-        out = None
-        for _ in range(n):
-            out = fn(*args)
-            if wait_each:
-                jax.block_until_ready(out)
-            session.mark_step()
-        jax.block_until_ready(out)
-    except BaseException:
-        _stop_after_failed_calls(session)
-        raise
-    return start, time.monotonic_ns()
-
-
-def _stop_after_failed_calls(session) -> None:
-    session.stop({"stats": [{"name": "jax_measured_calls_failed", "severity": "error", "value": 1,
-                             "description": "the program's own calls after the op-level executions raised"}]},
-                 time.monotonic_ns())
-
-
-def _host_timed_calls(fn, args, n: int, wait_each: bool, session) -> list:
-    """Calls fn(*args) n times as the program's loop does, timed on the host:
-    a mark before the first call, after each call but the last, and after the
-    last call's outputs are ready (so the queue is drained): n steps."""
-    marks = [time.monotonic_ns()]
-    try:
-        out = None
-        for i in range(n):
-            out = fn(*args)
-            if wait_each:
-                jax.block_until_ready(out)
-            if i < n - 1:
-                marks.append(time.monotonic_ns())
-        jax.block_until_ready(out)
-    except BaseException:
-        _stop_after_failed_calls(session)
-        raise
-    marks.append(time.monotonic_ns())
-    return marks
 
 
 def _hold_idle(session, energy: str, device_rows: list, extra: dict) -> None:

@@ -289,6 +289,34 @@ TEST(RegionMatch, ATrainingStepMatchesEveryParameterUpdate) {
   EXPECT_EQ(backward(*a, m.regions[gelu_backward].ops_a), static_cast<int64_t>(m.regions[gelu_backward].ops_a.size()));
 }
 
+// Recorded on the CPU through the one-command route (tests/data/jax_train/,
+// make_fixtures.py): a JAX training step whose embedding is a one-hot matrix
+// product (a) or a lookup (b). JAX updates the parameters functionally
+// (`w - 0.1 * g`, the step function's results), not in place: each update is
+// still an output of its own, so the gradients behind the embedding's, which
+// both sides compute alike, are matched, and the embedding's forward and
+// backward are one region.
+TEST(RegionMatch, AJaxTrainingStepMatchesEveryFunctionalParameterUpdate) {
+  const std::string dir = std::string(MAGNETON_TEST_DATA) + "/jax_train/";
+  auto a = LoadRun(dir + "onehot.mgt"), b = LoadRun(dir + "take.mgt");
+  ASSERT_TRUE(a.ok() && b.ok());
+  MatchResult m = MatchRuns(*a, *b);
+  testing::CheckWellFormed(m, *a, *b, MatchOptions{}.tolerance);
+  EXPECT_TRUE(m.unmatched_a.empty());
+  EXPECT_TRUE(m.unmatched_b.empty());
+  int updates = 0, embedding = 0;
+  for (const auto& r : m.regions) {
+    const auto ua = CountNamed(*a, r.ops_a, "jax:sub"), ub = CountNamed(*b, r.ops_b, "jax:sub");
+    updates += static_cast<int>(std::min(ua, ub));
+    if (CountNamed(*b, r.ops_b, "jax:scatter-add") && CountNamed(*b, r.ops_b, "jax:gather")) {
+      ++embedding;
+      EXPECT_GE(CountNamed(*a, r.ops_a, "jax:dot_general"), 2);  // the one-hot product and its transpose
+    }
+  }
+  EXPECT_GE(updates, 3);  // emb, w and out, each matched
+  EXPECT_EQ(embedding, 1);
+}
+
 TEST(RegionMatch, RunsWithoutFingerprintsMatchNothingAndDoNotFail) {
   const tiny::Model m = tiny::Model::Random(1, 5);
   Recorded a = RecordModel(m, {}), b = RecordModel(m, {});

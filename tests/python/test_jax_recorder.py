@@ -174,6 +174,21 @@ def test_bad_arguments_say_what_is_wrong(tmp_path):
         record_jax(jnp.sin, jnp.ones(2), path=str(kept))
 
 
+def test_a_function_that_donates_its_inputs_leaves_them_to_the_program():
+    # A jitted step that donates its parameters (donate_argnums, as training
+    # loops do) would invalidate them at the first op-level execution; the
+    # recorder's executions donate nothing, so every repetition and the
+    # program's own calls after them still have their inputs.
+    from functools import partial
+
+    step = partial(jax.jit, donate_argnums=0)(lambda w, x: w - 0.1 * jnp.tanh(x.T @ (x @ w)))
+    w, x = jnp.ones((64, 64)) / 64, jnp.ones((8, 64))
+    rec = record_jax(step, w, x, repeat=2)
+    assert not w.is_deleted()
+    assert jnp.allclose(rec.outputs, w - 0.1 * jnp.tanh(x.T @ (x @ w)))
+    assert jnp.allclose(step(w, x), rec.outputs)  # the program's own call, donating as it was written to
+
+
 def test_kernels_of_a_jit_executable_go_to_the_equations_of_their_hlo_instructions():
     """Kernel names of XLA:GPU are its HLO instruction names; on the CPU the same
     HLO is read and kernels are made up from its thunks in schedule order."""

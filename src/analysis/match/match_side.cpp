@@ -56,6 +56,26 @@ bool UpdatesState(const MatchSide& s, int32_t v) {
   return false;
 }
 
+// A dead end that returns a new value for a graph input it reads, of that
+// input's shape and dtype, is one too: a functional parameter update (JAX's
+// `p - lr * g`, whose result is what the step function returns). Without this
+// a JAX training step had one output (the deepest update), and where the two
+// sides computed one gradient differently the other updates and their
+// gradients were side outputs: unmatched.
+bool ReplacesGraphInput(const MatchSide& s, int32_t v, const std::vector<uint8_t>& written) {
+  if (!s.graph.reads_graph_input[v]) return false;
+  const Run& run = *s.run;
+  const Op& op = run.ops[s.graph.node_op[v]];
+  const int64_t n = static_cast<int64_t>(run.tensors.size());
+  for (int64_t o : op.outputs)
+    for (int64_t i : op.inputs) {
+      if (o < 0 || o >= n || i < 0 || i >= n || written[i]) continue;
+      const Tensor &out = run.tensors[o], &in = run.tensors[i];
+      if (out.shape == in.shape && out.dtype == in.dtype && out.numel() > 1) return true;
+    }
+  return false;
+}
+
 // Picks main outputs and marks the core: dead ends in order of decreasing
 // longest-path depth; one whose ancestry meets an existing component is a
 // side output, one whose ancestry is new starts a component. Every node is
@@ -77,6 +97,10 @@ void FindComponents(MatchSide& s) {
     if (valued(x) != valued(y)) return valued(x);
     return longest[x] != longest[y] ? longest[x] > longest[y] : x > y;
   });
+
+  std::vector<uint8_t> written(s.run->tensors.size(), 0);
+  for (const auto& value : g.values)
+    if (value.tensor >= 0 && value.tensor < static_cast<int64_t>(written.size())) written[value.tensor] = 1;
 
   // walk[v]: the dead end whose walk reached v first, -1 while unseen.
   std::vector<int32_t> walk(n, -1);
@@ -106,7 +130,7 @@ void FindComponents(MatchSide& s) {
     // generation loop's tokens feed a stopping check, so its last dead end is
     // the host's bool, and the decoding steps lie behind it alone.
     const bool most = 2 * seen.size() > static_cast<size_t>(n);
-    if (meets && !UpdatesState(s, d) && !most) {
+    if (meets && !UpdatesState(s, d) && !ReplacesGraphInput(s, d, written) && !most) {
       for (int32_t v : seen) side[v] = 1;
     } else {
       s.main_outputs.push_back(d);
