@@ -93,5 +93,29 @@ TEST(DiffEstimate, WhereTheProgramsOwnCallsWereTimedTheyDecideWhetherSharesAreWa
   EXPECT_TRUE(explained);
 }
 
+// tests/data/jax_train/: a JAX training step whose embedding is a one-hot
+// matrix product (a) or a lookup (b), recorded on the CPU through the
+// one-command route. Its programs' own steps are set 25% apart: the
+// embedding's shares of the call claim more (87%), and the finding is sized
+// by the calls instead.
+TEST(DiffEstimate, AFindingOfSharesClaimsNoMoreThanTheProgramsOwnCallsDifferBy) {
+  magneton::Run a = recorded::Load("jax_train/onehot.mgt"), b = recorded::Load("jax_train/take.mgt");
+  DiffOptions o = recorded::Options();
+  o.untraced_a = TakeUntracedSteps(a);
+  o.untraced_b = TakeUntracedSteps(b);
+  ASSERT_TRUE(o.untraced_a && o.untraced_b);
+  const DiffReport as_recorded = recorded::Diff(a, b, nullptr, nullptr, o);
+  ASSERT_GE(as_recorded.waste_count(), 1);
+  EXPECT_GT(as_recorded.findings[0].saved_pct_of_run, 50);  // under the calls' own 92%: as the shares say
+  o.untraced_a->seconds = o.untraced_b->seconds * 1.25;
+  const DiffReport r = recorded::Diff(a, b, nullptr, nullptr, o);
+  ASSERT_GE(r.waste_count(), 1);
+  const Finding& f = r.findings[0];
+  EXPECT_EQ(f.costly, 'a');
+  EXPECT_NEAR(f.saved_pct_of_run, 20.0, 0.01);
+  EXPECT_NEAR(f.saved_per_iteration, o.untraced_b->seconds * 0.25, 1e-9);  // seconds: energy is unmeasured
+  EXPECT_NE(f.why.find("sized by the calls' own difference"), std::string::npos) << f.why;
+}
+
 }  // namespace
 }  // namespace magneton::analysis

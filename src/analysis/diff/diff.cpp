@@ -340,6 +340,17 @@ void BackByCompiledCalls(Finding& f, const std::pair<std::string, double>& call_
   const double hi = f.costly == 'a' ? call_a.second : call_b.second, lo = f.costly == 'a' ? call_b.second : call_a.second;
   if (f.verdict == Verdict::kNoise || hi >= lo * (1 + options.threshold)) {
     f.why += "; both times are estimates (shares of compiled calls)";
+    // A share splits a call's measured time by how long each operation ran
+    // on its own, which the compiler's fusion does not follow: the finding
+    // claims no more of its side's cost than the calls differ by.
+    const double cap = hi > 0 ? (hi - lo) / hi * 100 : 0;
+    if (f.verdict != Verdict::kNoise && f.saved_pct_of_run > cap) {
+      f.why += fmt::format(", sized by the calls' own difference ({:.1f}% of {} {}; the shares said {:.1f}%)", cap,
+                           f.costly == 'a' ? call_a.first : call_b.first, Duration(hi), f.saved_pct_of_run);
+      const bool timed = std::isnan(f.a.joules) && std::isnan(f.b.joules);  // the cost is seconds: the calls' own
+      f.saved_per_iteration = timed ? hi - lo : f.saved_per_iteration * cap / f.saved_pct_of_run;
+      f.saved_pct_of_run = cap;
+    }
     return;
   }
   f.verdict = Verdict::kNoise;
