@@ -36,9 +36,9 @@ _VALUED = {"-o", "--output", "--pass", "--warmup", "--steps", "--step-line", "--
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = _Usage(prog="python -m magneton", description="Magneton: record PyTorch workloads.")
+    p = _Usage(prog="python -m magneton", description="Magneton: record PyTorch and JAX workloads.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Usage)
-    r = sub.add_parser("record", help="record a Python script's torch ops into a run file")
+    r = sub.add_parser("record", help="record a Python script's torch ops (or its jitted JAX steps) into a run file")
     r.add_argument("-o", "--output", required=True, help="run file to write (.mgt)")
     r.add_argument("-f", "--force", action="store_true", help="overwrite an existing run file")
     r.add_argument("--pass", dest="passes", choices=PASSES, default="both",
@@ -205,7 +205,9 @@ def main(argv=None) -> int:
     except (OSError, SyntaxError, ImportError) as e:
         sys.stderr.write(f"magneton: record: {e}\n")
         return 2
-    if args.framework == "jax" or (args.framework == "auto" and _imports_jax(code)):
+    from magneton.jax_script import imports_jax
+
+    if args.framework == "jax" or (args.framework == "auto" and imports_jax(code)):
         if args.passes != "both":
             sys.stderr.write(f"magneton: record: --pass {args.passes}: a JAX script records both passes from one "
                              "run (the default); for one function use magneton.record_jax (docs/jax.md)\n")
@@ -279,12 +281,6 @@ def main(argv=None) -> int:
         where = f"; steps: {steps.describe()}, {steps.iterations} iterations" if steps is not None else ""
         sys.stderr.write(f"magneton: wrote {rec.path}: {s.get('ops', 0)} ops, {s.get('tensors', 0)} tensors{where}\n")
     return status
-
-
-def _imports_jax(code) -> bool:
-    from magneton.jax_script import imports_jax
-
-    return imports_jax(code)
 
 
 def _record_jax_script(args, code, file: str, target_argv: list) -> int:

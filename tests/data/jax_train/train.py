@@ -3,6 +3,7 @@ summary): a bag-of-tokens classifier whose embedding is a lookup (take) or,
 with --embed onehot, a one-hot matrix product, the form TPU-minded code
 uses, which on other devices computes the same rows at V times the work."""
 import argparse
+import time
 from functools import partial
 
 import jax
@@ -11,8 +12,11 @@ import jax.numpy as jnp
 p = argparse.ArgumentParser()
 p.add_argument("--iters", type=int, default=12)
 p.add_argument("--embed", choices=("take", "onehot"), default="take")
+p.add_argument("--vocab", type=int, default=2048)
+p.add_argument("--batch", type=int, default=8)
+p.add_argument("--time", action="store_true", help="also print the time per step after the first two")
 a = p.parse_args()
-V, D, B, T = 2048, 32, 8, 32
+V, D, B, T = a.vocab, 32, a.batch, 32
 
 
 @jax.jit
@@ -45,4 +49,9 @@ keys = jax.random.split(jax.random.PRNGKey(1), 4)
 batches = [(jax.random.randint(k, (B, T), 0, V), jax.random.randint(k, (B,), 0, 8)) for k in keys]
 for i in range(a.iters):                                       # the step loop
     params, value = train_step(params, *batches[i % 4])
+    if i == 1:
+        jax.block_until_ready(value)
+        t0 = time.perf_counter()
 print(f"summary: loss {float(value):.6f}")
+if a.time:
+    print(f"{(time.perf_counter() - t0) / (a.iters - 2) * 1e3:.4f} ms a step")
