@@ -63,12 +63,11 @@ class _AfterImport(importlib.abc.MetaPathFinder):
 class _Watched:
     """A jitted function as jax.jit made it, its calls passed through the route."""
 
-    def __init__(self, jitted, route: "JaxScript", static_argnums, static_argnames):
+    def __init__(self, jitted, route: "JaxScript", static_argnums):
         self._jitted, self._route = jitted, route
         nums = static_argnums if isinstance(static_argnums, (tuple, list)) else \
             () if static_argnums is None else (static_argnums,)
-        self._static = tuple(nums)
-        self._static_names = static_argnames
+        self._static = tuple(nums)  # static keywords (static_argnames) pass through as keywords
         self.weight: Optional[int] = None  # equations of its jaxpr, counted at its first call
         self.calls = 0
 
@@ -155,8 +154,7 @@ class JaxScript:
         def jit(*args, **kwargs):
             if not args:  # used as a decorator factory: jax.jit(static_argnums=...)(f)
                 return lambda fun: jit(fun, **kwargs)
-            return _Watched(original(*args, **kwargs), self, kwargs.get("static_argnums"),
-                            kwargs.get("static_argnames"))
+            return _Watched(original(*args, **kwargs), self, kwargs.get("static_argnums"))
         jax.jit = jit
 
     # ---- the script's calls -------------------------------------------------------
