@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -196,7 +197,7 @@ def overhead(args) -> None:
     step, n = warmed(args.workload, args.seconds)
     runs = [dict(mode="plain-before-cupti", round=0, **timed(step, n))]
     measured = out / f"{args.workload}-m.mgt"
-    modes = [m for m in MODES if m in args.modes.split(",")]
+    modes = [m for m in MODES if m in re.split("[,+]", args.modes)]
     for r in range(1, args.rounds + 1):
         order = modes if r % 2 else modes[::-1]  # each mode sees both neighbours
         for mode in order:
