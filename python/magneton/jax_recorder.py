@@ -183,6 +183,11 @@ class JaxRun:
                         written_ns = time.monotonic_ns()
             self.end_ns = time.monotonic_ns()
             write_pending()
+            # Where the recording pass's device work ended: the program's own
+            # calls may follow at once (the one-command route), before the
+            # measured pass is begun (docs/run-format.md, run_info).
+            jax.block_until_ready(outputs)
+            self.recorded_until_ns = time.monotonic_ns()
         except BaseException:
             if path is not None:
                 session.stop({"stats": [{"name": "jax_measured_pass_failed", "severity": "error", "value": 1,
@@ -205,7 +210,8 @@ class JaxRun:
         now = time.monotonic_ns()
         if self.session.kernel_tracer:
             self._measured_from = now
-            self.session.write({"extra": {"measured_from_ns": str(now)}})
+            self.session.write({"extra": {"measured_from_ns": str(now),
+                                          "recorded_until_ns": str(self.recorded_until_ns)}})
         else:
             self._marks = [now]
 

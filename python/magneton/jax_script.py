@@ -70,6 +70,7 @@ class _Watched:
         self._static = tuple(nums)  # static keywords (static_argnames) pass through as keywords
         self.weight: Optional[int] = None  # equations of its jaxpr, counted at its first call
         self.calls = 0
+        self.last = None  # its latest call's outputs until the measured steps begin (_settle)
 
     def __call__(self, *args, **kwargs):
         return self._route.call(self, args, kwargs)
@@ -168,6 +169,8 @@ class JaxScript:
             self._record(w, args, kwargs)
         out = w._jitted(*args, **kwargs)
         w.calls += 1
+        if self._state != "measuring":
+            w.last = out
         if w.weight is None:
             # After the call, so the trace is JAX's cached one: the function's
             # Python body runs no second time.
@@ -185,6 +188,7 @@ class JaxScript:
         from magneton.jax_recorder import JaxRun
 
         fn, dynamic = w.bound(args, kwargs)
+        self._settle()  # the program's calls so far stay out of the recording
         try:
             self.run = JaxRun(fn, dynamic, path=self.path, base_frames=_script_frames(), **self.recording)
         except Exception as e:  # noqa: BLE001 - the program goes on untouched; say what was lost
@@ -199,6 +203,7 @@ class JaxScript:
             self.target = self._heaviest()
             self._state = "armed" if self.target is not None else "done"
         elif self._state == "armed" and self.run is not None:
+            self._settle()  # this iteration's calls, the recorded one's own among them, stay out of the measured steps
             self.run.begin_calls()
             self._state = "measuring"
         elif self._state == "measuring":
@@ -206,6 +211,21 @@ class JaxScript:
             self.measured += 1
             if self.limit and self.measured >= self.limit:
                 self._end_calls()
+
+    def _settle(self) -> None:
+        """Waits for the device work of the program's jitted calls so far:
+        calls are asynchronous, and one in flight would straddle the
+        recording's start or the measured steps' (the device runs a stream's
+        work in order, so each function's latest call covers its earlier ones)."""
+        import jax
+
+        for w in self.watched:
+            for leaf in jax.tree_util.tree_leaves(w.last):
+                try:
+                    leaf.block_until_ready()
+                except Exception:  # noqa: BLE001 - donated to a later call, which is waited for too
+                    pass
+            w.last = None
 
     def _heaviest(self) -> Optional[_Watched]:
         """The step's function: of those the loop called again (set-up calls

@@ -7,7 +7,7 @@
 #     then `magneton diff a b` and `magneton diff b b2` (tables and JSON).
 # Files back in $OUT: log.txt, summary.txt, results.tgz, runs.tar.xz.
 #   usage on the device: carry [".gpudeps", ".gpubin"]; OUT=$OUT scripts/gpu/jax_route.sh
-#   BUDGET seconds (default 240), ARGS (default: --vocab 32768 --batch 64 --iters 600)
+#   BUDGET seconds (default 240), ARGS (default: --vocab 32768 --batch 64 --iters 12000: over a second of steps on each side, for the energy counter)
 # GPU_DRY=1: the same on the CPU with the script's own sizes and build/magneton.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -20,7 +20,7 @@ if [ "${GPU_DRY:-0}" = 1 ]; then
   M=$PWD/build/magneton args=(${ARGS:---iters 40})
 else
   gpu_build magneton magneton_cupti magneton_torch magneton_energy_py >> "$log" 2>&1 || { echo "build failed"; exit 1; }
-  M=$PWD/build-gpu/magneton args=(${ARGS:---vocab 32768 --batch 64 --iters 600})
+  M=$PWD/build-gpu/magneton args=(${ARGS:---vocab 32768 --batch 64 --iters 12000})
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >> "$summary"
 fi
 S=tests/data/jax_train/train.py

@@ -103,6 +103,25 @@ TEST(DiffHostCpu, ADifferenceInsideTheReadingsSpreadIsNoise) {
   EXPECT_NE(HostFinding(DiffPair(q)), nullptr);
 }
 
+// Readings too few to show their spread: no finding however far apart the
+// means are (an A/A pair of 0.06 s runs differed by 26% in CPU time).
+TEST(DiffHostCpu, TooFewReadingsToJudgeTheNoiseAreNoFinding) {
+  auto keep_readings = [](magneton::Run& run, size_t n) {
+    for (auto& series : run.series) {
+      series.t_ns.resize(n);
+      series.value.resize(n);
+    }
+  };
+  Pair p = Conv1DPair(4, 1, 1.0, 1.0);
+  AddProcfs(p.a.b.run, 0.99);
+  AddProcfs(p.b.b.run, 0.02);
+  EXPECT_NE(HostFinding(DiffPair(p)), nullptr);  // 10 intervals a side: a finding
+  keep_readings(p.b.b.run, 5);                   // 4 intervals on b
+  HostCpuUse b = MeasureHostCpu(p.b.b.run, 1, p.b.b.run.info.start_ns, p.b.b.run.series[0].t_ns.back());
+  EXPECT_EQ(b.cpu_s_samples.size(), 4u);
+  EXPECT_EQ(HostFinding(DiffPair(p)), nullptr);
+}
+
 // A whole script's set-up (imports, building the model) keeps a core busy
 // before its steps; per step, only the steps' stretch counts (an A/A pair of
 // whole-script recordings on the H200 was a host "waste" of 89% against 86%).

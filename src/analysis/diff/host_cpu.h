@@ -56,7 +56,7 @@ HostCpuUse MeasureHostCpu(const Run& run, int64_t repeats, int64_t from_ns = 0, 
 // code more slowly throughout, host_time.h) is the costlier side and both
 // make the same wait calls per iteration: the same host work, done on a
 // slower or busier machine, takes more CPU time (an A/A pair on the H200:
-// 13% more). Nor when each side has 5 or more procfs intervals and the
+// 13% more). Nor when a side has fewer than 5 procfs intervals, or the
 // costlier side's per-interval figures do not lie above the other's beyond
 // their spread (verdict.h, Separated): noise. `config`: the differing configuration keys both runs could have set.
 std::optional<Finding> HostCpuFinding(const HostCpuUse& a, const HostCpuUse& b, const DiffReport& report,

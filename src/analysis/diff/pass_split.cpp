@@ -39,15 +39,25 @@ std::optional<SplitPasses> SplitAtMeasuredPass(const Run& run) {
   const long long at = std::strtoll(it->second.c_str(), &end, 10);
   if (!end || *end != '\0' || at <= run.info.start_ns) return std::nullopt;
   const int64_t stop = run.info.end_ns > at ? run.info.end_ns : INT64_MAX;
-  SplitPasses s{Pass(run, INT64_MIN, at), Pass(run, at, stop)};
+  // A recorder that lets the program run between its passes (the JAX route:
+  // the program's own call of the recorded step, in flight when the measured
+  // pass begins) notes where the recording pass ended; that stretch is neither.
+  int64_t recorded_until = at;
+  if (auto u = run.info.extra.find("recorded_until_ns"); u != run.info.extra.end()) {
+    const long long until = std::strtoll(u->second.c_str(), &end, 10);
+    if (end && *end == '\0' && until > run.info.start_ns && until <= at) recorded_until = until;
+  }
+  SplitPasses s{Pass(run, INT64_MIN, recorded_until), Pass(run, at, stop)};
   s.recorded.info.start_ns = run.info.start_ns;
   s.recorded.replays = run.replays;
   s.recorded.info.extra[kFingerprintsKey] = "true";
   s.measured.info.extra[kFingerprintsKey] = "false";
   s.measured.info.extra["pass"] = "measured";
   s.recorded.info.extra["pass"] = "recording";
-  s.recorded.info.extra.erase("measured_from_ns");
-  s.measured.info.extra.erase("measured_from_ns");
+  for (const char* key : {"measured_from_ns", "recorded_until_ns"}) {
+    s.recorded.info.extra.erase(key);
+    s.measured.info.extra.erase(key);
+  }
   return s;
 }
 

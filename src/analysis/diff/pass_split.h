@@ -4,7 +4,8 @@
 // (operators, values, their kernels) and the measured one, from the moment
 // the recorder switched (RunInfo extra "measured_from_ns"; the device was
 // synchronized before it, so every kernel of the recording pass started
-// before it and every kernel of the measured pass after).
+// before it and every kernel of the measured pass after); where the file
+// also notes "recorded_until_ns", the recording pass ends there instead.
 #pragma once
 
 #include <optional>
