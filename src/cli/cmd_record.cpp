@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <regex>
 
@@ -74,13 +75,17 @@ std::string LibraryProblem(const std::string& lib) {
 }
 
 // Why a program that ran produced no run file.
-std::string NoRunReason(const std::string& library_problem) {
+std::string NoRunReason(const std::string& library_problem, const energy::ChildExit& done) {
   if (!library_problem.empty()) return library_problem;
   void* cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
   if (!cuda)
     return "this machine has no NVIDIA driver (libcuda.so.1 not found), so no GPU; a PyTorch program on the CPU "
            "records with python -m magneton record -o FILE script.py (docs/recording.md)";
   dlclose(cuda);
+  // Killed early (a timeout, Ctrl-C): the likely reason, not the program's code.
+  if (done.signal != 0)
+    return fmt::format("the program was ended by signal {} ({}) before it initialized CUDA", done.signal,
+                       strsignal(done.signal));
   return "the program did not initialize CUDA";
 }
 
@@ -214,7 +219,7 @@ int Record(const RecordArgs& a) {
 
   std::vector<Written> runs = FindRuns(base, since);
   if (runs.empty()) {
-    fmt::print(stderr, "magneton: no kernels recorded: {}\n", NoRunReason(problem));
+    fmt::print(stderr, "magneton: no kernels recorded: {}\n", NoRunReason(problem, done));
     return done.exit_code;
   }
   // One process and -o NAME.mgt: the file gets exactly that name.
