@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import jax
+import jax.numpy as jnp
 from jax.extend import core as jcore
 
 from magneton.jax import environment, kernels, native, timeline
@@ -118,7 +119,10 @@ class JaxRun:
         self.path, self.energy, self.repeat = path, energy, repeat
         leaves = jax.tree_util.tree_leaves(args)
         closed, out_shape = jax.make_jaxpr(fn, return_shape=True)(*args)
-        closed = _without_donation(closed)  # the op-level executions must leave the program's inputs alive
+        # The op-level executions run the program's own executables, donation
+        # included (its buffer aliasing adds device copies of its own), on
+        # copies of the inputs they donate: the program's stay alive.
+        donated = _donated_inputs(closed)
         self._out_tree = jax.tree_util.tree_structure(out_shape)
 
         # Value pass: ops, dataflow, fingerprints.
@@ -127,16 +131,21 @@ class JaxRun:
         self.g = g = Graph()
         self._walker = walker = Walker(g, fp, devices.of, max_unroll=max_unroll, stacks=stacks,
                                        base_frames=base_frames if base_frames is not None else _caller_frames())
-        walker.run(closed, leaves)
+        walker.run(_without_donation(closed), leaves)
         top_ops = [op.id for op in g.ops if op.parent == NONE]
 
         # Warm-up: compiles the jit executables, so the measured pass sees none of it.
-        timeline.measured_pass(closed, leaves, top_ops, timeline.NoSession())
+        timeline.measured_pass(closed, _fresh(leaves, donated), top_ops, timeline.NoSession())
         if warm_call:
             jax.block_until_ready(fn(*args))  # the program's own call compiles (or traces) apart
         self._plans = _kernel_plans(closed, top_ops, g, len(g.ops), repeat) if path and kernels and devices.rows \
             else {}
 
+        # Each execution's copies are made before the tracer starts, so that
+        # no copy of Magneton's is among the recorded device work.
+        inputs = [leaves] * repeat
+        if donated:
+            inputs = jax.block_until_ready([_fresh(leaves, donated) for _ in range(repeat)])
         self.session = session = timeline.NoSession()
         start_ns = time.monotonic_ns()
         if path is not None:
@@ -172,7 +181,8 @@ class JaxRun:
             self.start_ns = start_ns = time.monotonic_ns()  # the run's window is the measured pass
             written_ns = start_ns
             for k in range(repeat):
-                w, outputs = timeline.measured_pass(closed, leaves, top_ops, session, op_offset=k * n_ops)
+                w, outputs = timeline.measured_pass(closed, inputs[k], top_ops, session, op_offset=k * n_ops)
+                inputs[k] = None
                 self._windows.update({op + k * n_ops: win for op, win in zip(top_ops, w)})
                 if path is not None:
                     pending.append((k, w))
@@ -281,10 +291,25 @@ class JaxRun:
                             summary=summary)
 
 
+def _donated_inputs(closed) -> list:
+    """Positions of the jaxpr's inputs that a top-level equation donates."""
+    position = {v: i for i, v in enumerate(closed.jaxpr.invars)}
+    return sorted({position[v] for e in closed.jaxpr.eqns
+                   for v, d in zip(e.invars, e.params.get("donated_invars", ()))
+                   if d and not isinstance(v, jcore.Literal) and v in position})
+
+
+def _fresh(leaves: list, donated: list) -> list:
+    """The inputs, with copies in the positions an execution donates."""
+    out = list(leaves)
+    for i in donated:
+        out[i] = jnp.array(out[i], copy=True)
+    return out
+
+
 def _without_donation(closed):
-    """The jaxpr with no top-level equation donating its inputs: the op-level
-    executions run before the program's own call (or calls) on the same
-    arrays, which a donating executable would invalidate."""
+    """The jaxpr with no top-level equation donating its inputs, for the value
+    pass, which binds the equations inside on the program's own arrays."""
     jaxpr = closed.jaxpr
     eqns = [e.replace(params={**e.params, "donated_invars": (False,) * len(e.params["donated_invars"])})
             if any(e.params.get("donated_invars", ())) else e for e in jaxpr.eqns]
@@ -326,7 +351,7 @@ def _kernel_plans(closed, top_ops, g: Graph, n_ops: int, repeat: int) -> dict:
         if eqn.primitive.name not in ("jit", "pjit") or sub is None or not kids[op]:
             continue
         try:
-            thunks = kernels.plan(_compiled_hlo(sub), g, op)
+            thunks = kernels.plan(_compiled_hlo(sub, eqn.params.get("donated_invars", ())), g, op)
         except Exception as e:  # an HLO we cannot read: its kernels stay with the jit op
             g.add_stat("jax_hlo_unreadable", "info", 1, f"{g.ops[op].name}: {type(e).__name__}: {e}"[:300])
             continue
@@ -363,13 +388,14 @@ def _link_kernels(session, plans: dict, g: Graph, windows: dict, measured_from: 
     return linked
 
 
-def _compiled_hlo(sub) -> str:
+def _compiled_hlo(sub, donated_invars=()) -> str:
     """Optimized HLO of the executable a jit equation runs (compiled again from
-    the same jaxpr: same module, same instruction names)."""
+    the same jaxpr with the same donation: same module, same instruction names)."""
     jaxpr, consts = (sub.jaxpr, sub.consts) if hasattr(sub, "consts") else (sub, [])
     fn = jcore.jaxpr_as_fun(jcore.ClosedJaxpr(jaxpr, consts))
     avals = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in jaxpr.invars]
-    return jax.jit(fn).lower(*avals).compile().as_text()
+    donate = tuple(i for i, d in enumerate(donated_invars) if d)
+    return jax.jit(fn, donate_argnums=donate).lower(*avals).compile().as_text()
 
 
 def _caller_frames() -> list:

@@ -19,7 +19,7 @@ import models  # noqa: E402
 
 from magneton.jax import kernels, native  # noqa: E402
 from magneton.jax.graph import NONE  # noqa: E402
-from magneton.jax_recorder import _compiled_hlo, dataflow_completeness, record_jax  # noqa: E402
+from magneton.jax_recorder import _compiled_hlo, _donated_inputs, dataflow_completeness, record_jax  # noqa: E402
 
 needs_extension = pytest.mark.skipif(native.torch_extension() is None,
                                      reason="magneton._torch is not built (ninja magneton_torch)")
@@ -177,8 +177,9 @@ def test_bad_arguments_say_what_is_wrong(tmp_path):
 def test_a_function_that_donates_its_inputs_leaves_them_to_the_program():
     # A jitted step that donates its parameters (donate_argnums, as training
     # loops do) would invalidate them at the first op-level execution; the
-    # recorder's executions donate nothing, so every repetition and the
-    # program's own calls after them still have their inputs.
+    # recorder's executions run the program's donating executable on copies,
+    # so every repetition and the program's own calls after them still have
+    # their inputs, and its kernels are the program's (the aliasing's copies too).
     from functools import partial
 
     step = partial(jax.jit, donate_argnums=0)(lambda w, x: w - 0.1 * jnp.tanh(x.T @ (x @ w)))
@@ -187,6 +188,11 @@ def test_a_function_that_donates_its_inputs_leaves_them_to_the_program():
     assert not w.is_deleted()
     assert jnp.allclose(rec.outputs, w - 0.1 * jnp.tanh(x.T @ (x @ w)))
     assert jnp.allclose(step(w, x), rec.outputs)  # the program's own call, donating as it was written to
+    closed = jax.make_jaxpr(step)(w, x)
+    assert _donated_inputs(closed) == [0]
+    eqn = closed.jaxpr.eqns[0]
+    assert "input_output_alias" in _compiled_hlo(eqn.params["jaxpr"], eqn.params["donated_invars"])
+    assert "input_output_alias" not in _compiled_hlo(eqn.params["jaxpr"])
 
 
 def test_kernels_of_a_jit_executable_go_to_the_equations_of_their_hlo_instructions():
