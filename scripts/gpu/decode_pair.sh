@@ -60,5 +60,5 @@ fi
 step "summary"
 cat "$summary"
 (cd "$W" && tar -czf "$OUT/results.tgz" ./*.txt ./*.json 2>/dev/null)
-(cd "$W" && tar -cJf "$OUT/runs.tar.xz" ./*.mgt 2>/dev/null) && fit "$OUT/runs.tar.xz"
+(cd "$W" && tar -cJf "$OUT/runs.tar.xz" $(ls ./*.mgt ./*.mgt-wal 2>/dev/null))  # a killed recording keeps its rows in the -wal beside it && fit "$OUT/runs.tar.xz"
 ls -la "$OUT"
