@@ -51,5 +51,6 @@ done
 step "summary"
 cat "$summary"
 (cd "$W" && tar -czf "$OUT/results.tgz" ./*.txt ./*.json 2>/dev/null)
-(cd "$W" && tar -cJf "$OUT/runs.tar.xz" $(ls ./*.mgt ./*.mgt-wal 2>/dev/null))  # a killed recording keeps its rows in the -wal beside it && fit "$OUT/runs.tar.xz"
+# A killed recording keeps its rows in the -wal file beside it.
+(cd "$W" && tar -cJf "$OUT/runs.tar.xz" $(ls ./*.mgt ./*.mgt-wal 2>/dev/null)) && fit "$OUT/runs.tar.xz"
 ls -la "$OUT"
