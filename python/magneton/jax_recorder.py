@@ -33,7 +33,7 @@ from jax.extend import core as jcore
 from magneton.jax import environment, kernels, native, timeline
 from magneton.jax.graph import NONE, Graph, Range
 from magneton.jax.walk import Walker
-from magneton.recorder import IDLE_HOLD_SECONDS
+from magneton.recorder import IDLE_HOLD_SECONDS, TRACE_AUTO_SECONDS, TRACE_AUTO_STEPS
 
 __all__ = ["record_jax", "JaxRun", "JaxRecording", "dataflow_completeness"]
 
@@ -89,7 +89,7 @@ def record_jax(fn, *args, path: Optional[str] = None, energy: str = "none", fing
                 out = fn(*args)
                 if wait_each:
                     jax.block_until_ready(out)
-                run.mark_call()
+                run.mark_call(out)
             jax.block_until_ready(out)
         except BaseException:
             run.calls_failed()
@@ -206,6 +206,9 @@ class JaxRun:
             raise
         self.outputs = outputs
         self._calls = 0
+        self._traced_from: Optional[float] = None  # monotonic seconds at the first traced call's end
+        self._idle_held = False                    # held where tracing stopped, not at the end
+        self._held: dict = {}                      # its RunInfo extra
         self._marks: Optional[list] = None   # host-timed calls: their step marks
         self._measured_from: Optional[int] = None
         self._host_calls: dict = {}
@@ -225,13 +228,30 @@ class JaxRun:
         else:
             self._marks = [now]
 
-    def mark_call(self) -> None:
-        """A call (an iteration of the program's loop) ended: a step mark."""
+    def mark_call(self, outputs=None) -> None:
+        """A call (an iteration of the program's loop) ended: a step mark.
+        Past 20 traced calls and 2 s, kernel tracing stops and the later
+        calls run untraced, as the program runs (CUPTI costs a launch-bound
+        step microseconds per kernel; docs/recording.md, "Untraced steps"):
+        `outputs`, the latest call's, are waited for first."""
         self._calls += 1
         if self._marks is not None:
             self._marks.append(time.monotonic_ns())
-        else:
-            self.session.mark_step()
+            return
+        self.session.mark_step()
+        if self._traced_from is None:
+            self._traced_from = time.monotonic()
+        elif self._traced_from > 0 and self._calls > TRACE_AUTO_STEPS and \
+                time.monotonic() - self._traced_from >= TRACE_AUTO_SECONDS:
+            self._traced_from = 0.0  # tracing ended
+            for leaf in jax.tree_util.tree_leaves(outputs):
+                try:
+                    leaf.block_until_ready()
+                except Exception:  # noqa: BLE001 - donated to a later call: that call is done
+                    pass
+            self._idle_held = _hold_idle(self.session, self.energy, self.devices.rows, self._held)
+            self.session.write({"extra": self._held})
+            self.session.stop_kernel_tracing()
 
     def end_calls(self) -> None:
         """The last call's outputs are ready: the stretch of calls ends now."""
@@ -282,7 +302,9 @@ class JaxRun:
         summary = {"ops": self._n_ops * repeat, "tensors": tensors, "equations_per_execution": self._n_ops,
                    "fingerprint_failures": self._fp.failures if self._fp else 0, "kernel_tracer": False}
         if path is not None:
-            _hold_idle(self.session, self.energy, self.devices.rows, g.info["extra"])
+            g.info["extra"].update(self._held)
+            if not self._idle_held:
+                _hold_idle(self.session, self.energy, self.devices.rows, g.info["extra"])
             kernel_ops = _link_kernels(self.session, self._plans, g, self._windows, self._measured_from)
             summary.update(self.session.stop({"ranges": _rows(self._ranges), "stats": _rows(g.stats),
                                               "extra": g.info["extra"], "start_ns": self.start_ns},
@@ -329,15 +351,17 @@ def _iteration_extra(repeat: int, measured_from: Optional[int]) -> dict:
     return {"measured_from_ns": str(measured_from)}
 
 
-def _hold_idle(session, energy: str, device_rows: list, extra: dict) -> None:
-    """After the measured pass (its outputs ready, the run's window closed),
-    holds the GPU idle with the samplers and kernel tracer on: counter
-    intervals of known idle for the activity model (docs/energy.md, "Idle hold")."""
+def _hold_idle(session, energy: str, device_rows: list, extra: dict) -> bool:
+    """With the device's work done (after the measured pass, or where kernel
+    tracing stops), holds the GPU idle with the samplers and kernel tracer on:
+    counter intervals of known idle for the activity model (docs/energy.md,
+    "Idle hold"). Whether it held."""
     if energy == "none" or not session.kernel_tracer or not any(d.get("kind") == "gpu" for d in device_rows):
-        return
+        return False
     held_from = time.monotonic_ns()
     time.sleep(IDLE_HOLD_SECONDS)
     extra["idle_held_ns"] = f"{held_from} {time.monotonic_ns()}"
+    return True
 
 
 def _kernel_plans(closed, top_ops, g: Graph, n_ops: int, repeat: int) -> dict:

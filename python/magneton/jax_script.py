@@ -207,7 +207,7 @@ class JaxScript:
             self.run.begin_calls()
             self._state = "measuring"
         elif self._state == "measuring":
-            self.run.mark_call()
+            self.run.mark_call(self._last)
             self.measured += 1
             if self.limit and self.measured >= self.limit:
                 self._end_calls()

@@ -211,6 +211,21 @@ class JaxSession {
     if (kernels_) kernels_->Mark(kStepMark, static_cast<int64_t>(gettid()), MonotonicNs());
   }
 
+  // Ends kernel tracing but not the step marks: the program's later calls
+  // run untraced, as the torch recorder's later measured steps do
+  // (docs/recording.md, "Untraced steps"); notes where (kTracedUntilKey).
+  void StopKernelTracing() {
+    if (!kernels_) return;
+    Status stopped = Status::Ok();
+    {
+      py::gil_scoped_release release;
+      stopped = kernels_->StopTracing();
+    }
+    if (!stopped.ok()) stats_.push_back(MakeStat(stats::kKernelTracingFailed, 1, stopped.message()));
+    info_.extra[kTracedUntilKey] = std::to_string(MonotonicNs());
+    ThrowIf(holding_->SetInfo(info_));
+  }
+
   // Ends kernel tracing; returns the kernels seen (written, linked to their
   // top-level op) as {"id", "name", "op", "start_ns", "end_ns", "device", "stream"}, in id order.
   py::list StopTracing() {
@@ -377,6 +392,8 @@ PYBIND11_MODULE(_jax, m) {
       .def("pop", &JaxSession::Pop)
       .def("mark_step", &JaxSession::MarkStep,
            "Marks the end of one of the program's steps (a step mark; nothing without a kernel tracer).")
+      .def("stop_kernel_tracing", &JaxSession::StopKernelTracing,
+           "Ends kernel tracing; step marks go on (the later calls run untraced).")
       .def("stop_tracing", &JaxSession::StopTracing,
            "Ends kernel tracing; returns the kernels seen (written, linked to their top-level op).")
       .def("write", &JaxSession::Write, py::arg("rows"),
