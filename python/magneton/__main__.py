@@ -233,7 +233,7 @@ def main(argv=None) -> int:
         def on_step():
             native.count_ops(False)
             if not said:  # the loop is found: say which, before the script's long run goes on
-                said.append(True)
+                said.append(steps.iterations + args.warmup - 1)  # the loop's iteration recorded with values
                 measured = f"the next {args.steps}" if args.steps > 0 else "every later one"
                 first = "the next" if args.warmup == 2 else f"after {args.warmup - 2} more warm-up iterations, one"
                 sys.stderr.write(f"magneton: record: step loop: {steps.describe(short=True)}"
@@ -252,6 +252,7 @@ def main(argv=None) -> int:
         steps.stop()
         if steps.loop is not None:
             rec.set_info("step_loop", steps.describe(short=True))
+            rec.set_info("step_iteration", str(said[0]))
         if steps.sampled:
             rec.set_info("step_loop_sampled", "true")
     try:

@@ -973,3 +973,38 @@ def test_a_decoding_loop_over_a_growing_sequence_is_diffed_by_its_mean_step(tmp_
     waste = [f for f in doc["findings"] if f["verdict"] == "waste"]
     assert waste and waste[0]["costly"] == "a", [(f["verdict"], f["label"]) for f in doc["findings"]]
     assert waste[0]["evidence_class"] == "launch" and "more data" in waste[0]["evidence"][0]["summary"], waste[0]
+
+
+TRAINING = textwrap.dedent("""
+    import torch
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 4))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    data = [(torch.randn(8, 32), torch.randint(0, 4, (8,))) for _ in range(12)]
+
+    def step(x, y):
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+""")
+
+
+def test_the_same_training_recorded_at_different_iterations_is_told_how_to_align_them(tmp_path):
+    # The same training as one loop over 24 batches and as 2 epochs of 12: the
+    # nested loop is taken after 8 iterations, the flat one after 2, so the two
+    # recordings hold different steps (other weights, another batch) and share
+    # no value. The diff names the iterations and the --warmup that aligns them.
+    flat, nested = tmp_path / "flat.py", tmp_path / "nested.py"
+    flat.write_text(TRAINING + "for i in range(24):\n    step(*data[i % 12])\nprint('done')\n")
+    nested.write_text(TRAINING + "for epoch in range(2):\n    for x, y in data:\n        step(x, y)\nprint('done')\n")
+    for script, out, options in ((flat, "flat.mgt", ()), (nested, "nested.mgt", ()), (flat, "flat8.mgt", ("--warmup", "8"))):
+        p = _record_script(script, tmp_path / out, *options)
+        assert p.returncode == 0, p.stderr
+    doc = _diff(str(tmp_path / "flat.mgt"), str(tmp_path / "nested.mgt"))
+    notes = " ".join(doc["notes"])
+    assert "a recorded its loop's iteration 3 with values, b its iteration 9" in notes, notes
+    assert "record a with --warmup raised by 6 (--warmup 8" in notes, notes
+    aligned = _diff(str(tmp_path / "flat8.mgt"), str(tmp_path / "nested.mgt"))
+    assert len(aligned["regions"]) > 3 * len(doc["regions"]), aligned["notes"]
+    assert "its loop's iteration" not in " ".join(aligned["notes"])

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <memory>
@@ -311,13 +312,28 @@ std::optional<std::string> StepLoopsNote(const Run& a, const Run& b, const DiffR
   if (!report.regions.empty() && std::min(report.matched_share_a, report.matched_share_b) >= kLowMatchedShare)
     return std::nullopt;
   const bool sampled = a.info.extra.count("step_loop_sampled") || b.info.extra.count("step_loop_sampled");
-  return fmt::format(
+  std::string note = fmt::format(
       "the steps, as `python -m magneton record` found them: a {}, b {}; if they are not the same step of the "
       "program (one a loop inside the other's{}), record again naming the loop that drives the steps "
       "(--step-line FILE:N)",
       loop(a), loop(b),
       sampled ? ", or different iterations of a loop found by sampling: a later training step, a later decoding "
                 "position" : "");
+  // The loop's iteration each recorded with values ("step_iteration"): a nested
+  // loop is taken after more iterations than a flat one, so the same training
+  // may be recorded at two different steps, whose weights and batches differ.
+  auto iteration = [](const Run& r) {
+    auto it = r.info.extra.find("step_iteration");
+    return it == r.info.extra.end() ? 0L : std::strtol(it->second.c_str(), nullptr, 10);
+  };
+  const long ia = iteration(a), ib = iteration(b);
+  if (ia > 0 && ib > 0 && ia != ib)
+    note += fmt::format(
+        "; a recorded its loop's iteration {} with values, b its iteration {}: where the weights or the batches "
+        "change from step to step these compute different values, so record {} with --warmup raised by {} "
+        "(--warmup {} where it was the default 2)",
+        ia, ib, ia < ib ? 'a' : 'b', std::labs(ib - ia), 2 + std::labs(ib - ia));
+  return note;
 }
 
 // Seconds per iteration in the top-level calls named `scope` (a compiled call's measured time).
