@@ -252,7 +252,8 @@ def main(argv=None) -> int:
         steps.stop()
         if steps.loop is not None:
             rec.set_info("step_loop", steps.describe(short=True))
-            rec.set_info("step_iteration", str(said[0]))
+            if said:
+                rec.set_info("step_iteration", str(said[0]))
         if steps.sampled:
             rec.set_info("step_loop_sampled", "true")
     try:
