@@ -244,11 +244,7 @@ class JaxRun:
         elif self._traced_from > 0 and self._calls > TRACE_AUTO_STEPS and \
                 time.monotonic() - self._traced_from >= TRACE_AUTO_SECONDS:
             self._traced_from = 0.0  # tracing ended
-            for leaf in jax.tree_util.tree_leaves(outputs):
-                try:
-                    leaf.block_until_ready()
-                except Exception:  # noqa: BLE001 - donated to a later call: that call is done
-                    pass
+            wait_for(outputs)
             self._idle_held = _hold_idle(self.session, self.energy, self.devices.rows, self._held)
             self.session.write({"extra": self._held})
             self.session.stop_kernel_tracing()
@@ -311,6 +307,16 @@ class JaxRun:
                                              self.end_ns, kernel_ops))
         return JaxRecording(outputs=jax.tree_util.tree_unflatten(self._out_tree, self.outputs), graph=g, path=path,
                             summary=summary)
+
+
+def wait_for(outputs) -> None:
+    """Waits for a call's outputs to be ready; a leaf donated to a later call
+    since is passed over (that call's own outputs are what to wait for)."""
+    for leaf in jax.tree_util.tree_leaves(outputs):
+        try:
+            leaf.block_until_ready()
+        except Exception:  # noqa: BLE001 - deleted by donation
+            pass
 
 
 def _donated_inputs(closed) -> list:

@@ -217,14 +217,10 @@ class JaxScript:
         calls are asynchronous, and one in flight would straddle the
         recording's start or the measured steps' (the device runs a stream's
         work in order, so each function's latest call covers its earlier ones)."""
-        import jax
+        from magneton.jax_recorder import wait_for
 
         for w in self.watched:
-            for leaf in jax.tree_util.tree_leaves(w.last):
-                try:
-                    leaf.block_until_ready()
-                except Exception:  # noqa: BLE001 - donated to a later call, which is waited for too
-                    pass
+            wait_for(w.last)
             w.last = None
 
     def _heaviest(self) -> Optional[_Watched]:
@@ -234,12 +230,9 @@ class JaxScript:
         return max(again, key=lambda w: w.weight or 0, default=None)
 
     def _end_calls(self) -> None:
-        import jax
+        from magneton.jax_recorder import wait_for
 
-        try:
-            jax.block_until_ready(self._last)
-        except Exception:  # noqa: BLE001 - outputs donated to a later call: already done
-            pass
+        wait_for(self._last)
         self._last = None
         self.run.end_calls()
         self._state = "done"
